@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command manager runs the kubeforge operator: the controllers of every
+// kind, their admission webhooks, metrics and health probes, with leader
+// election.
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"os"
+	"path/filepath"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/podset"
+	"github.com/kubeforge/kubeforge/internal/engine"
+	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
+)
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+}
+
+// ownedTypes are the kinds that kubeforge creates for its custom
+// resources. The cache holds them only when they carry the
+// app.kubernetes.io/managed-by=kubeforge label, so the operator's memory
+// does not grow with the cluster's unrelated objects.
+func ownedTypes() []client.Object {
+	return []client.Object{&appsv1.Deployment{}, &corev1.Pod{}}
+}
+
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+func main() {
+	var (
+		metricsAddr, probeAddr                    string
+		metricsCertPath, webhookCertPath          string
+		certName, keyName                         string
+		leaderElectionID, leaderElectionNamespace string
+		enableLeaderElection, secureMetrics       bool
+		enableHTTP2, enableWebhooks               bool
+		webhookPort                               int
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
+		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
+		"Enable leader election for the controller manager, so that only one replica reconciles at a time.")
+	flag.StringVar(&leaderElectionID, "leader-election-id", "kubeforge.kubeforge.io", "The name of the leader election Lease.")
+	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
+		"The namespace of the leader election Lease. Defaults to the namespace the manager runs in.")
+	flag.BoolVar(&secureMetrics, "metrics-secure", true,
+		"Serve metrics over HTTPS, authenticated and authorised through the Kubernetes API. Use --metrics-secure=false for HTTP.")
+	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
+	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
+		"The directory that contains the metrics server certificate. A self-signed one is generated when empty.")
+	flag.StringVar(&certName, "cert-name", "tls.crt", "The certificate file name in the cert directories.")
+	flag.StringVar(&keyName, "cert-key", "tls.key", "The key file name in the cert directories.")
+	flag.IntVar(&webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
+	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks.")
+	flag.BoolVar(&enableHTTP2, "enable-http2", false,
+		"Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
+	opts := zap.Options{Development: false}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+
+	var tlsOpts []func(*tls.Config)
+	if !enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+
+	webhookOpts := webhook.Options{Port: webhookPort, TLSOpts: tlsOpts}
+	if webhookCertPath != "" {
+		setupLog.Info("Using webhook certificate", "path", filepath.Join(webhookCertPath, certName))
+		webhookOpts.CertDir, webhookOpts.CertName, webhookOpts.KeyName = webhookCertPath, certName, keyName
+	}
+
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics, TLSOpts: tlsOpts}
+	if secureMetrics {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if metricsCertPath != "" {
+		setupLog.Info("Using metrics certificate", "path", filepath.Join(metricsCertPath, certName))
+		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = metricsCertPath, certName, keyName
+	}
+
+	managed := labels.SelectorFromSet(labels.Set{engine.LabelManagedBy: engine.ManagedByValue})
+	byObject := map[client.Object]cache.ByObject{}
+	for _, t := range ownedTypes() {
+		byObject[t] = cache.ByObject{Label: managed}
+	}
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsOpts,
+		WebhookServer:           webhook.NewServer(webhookOpts),
+		HealthProbeBindAddress:  probeAddr,
+		LeaderElection:          enableLeaderElection,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: leaderElectionNamespace,
+		// Step down at once on SIGTERM, so a new leader takes over quickly.
+		LeaderElectionReleaseOnCancel: true,
+		Cache: cache.Options{
+			DefaultTransform: cache.TransformStripManagedFields(),
+			ByObject:         byObject,
+		},
+	})
+	if err != nil {
+		setupLog.Error(err, "Unable to create manager")
+		os.Exit(1)
+	}
+
+	eng := &engine.Engine{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
+	if err := (&podset.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr); err != nil {
+		setupLog.Error(err, "Unable to create controller", "controller", "PodSet")
+		os.Exit(1)
+	}
+	if enableWebhooks {
+		if err := appswebhooks.SetupPodSetWebhookWithManager(mgr); err != nil {
+			setupLog.Error(err, "Unable to create webhook", "webhook", "PodSet")
+			os.Exit(1)
+		}
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		setupLog.Error(err, "Unable to set up health check")
+		os.Exit(1)
+	}
+	readyz := healthz.Ping
+	if enableWebhooks {
+		readyz = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("readyz", readyz); err != nil {
+		setupLog.Error(err, "Unable to set up ready check")
+		os.Exit(1)
+	}
+
+	setupLog.Info("Starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		setupLog.Error(err, "Problem running manager")
+		os.Exit(1)
+	}
+}

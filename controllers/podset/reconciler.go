@@ -1,0 +1,131 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package podset reconciles PodSets: a scalable set of identical pods run
+// by a Deployment, with the pods' names in status.
+package podset
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/engine"
+	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
+)
+
+// Reconciler reconciles PodSets.
+type Reconciler struct {
+	Client client.Client
+	Engine *engine.Engine
+}
+
+// +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one PodSet's Deployment to its spec and reports status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ps := &appsv1alpha1.PodSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ps); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ps.DeletionTimestamp.IsZero() {
+		// The Deployment is owned: the garbage collector removes it.
+		return ctrl.Result{}, nil
+	}
+	before := ps.DeepCopy()
+
+	o, reconcileErr := r.reconcile(ctx, ps)
+	computeStatus(ps, o)
+	if _, err := engine.PatchStatus(ctx, r.Client, before, ps); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reporting PodSet status: %w", err)
+	}
+	return ctrl.Result{}, reconcileErr
+}
+
+// reconcile applies the desired objects and observes the children. The
+// error it returns is for controller-runtime to back off on; the observed
+// errors go into status.
+func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) (observed, error) {
+	var o observed
+
+	// The webhook's rules run here too, so a PodSet admitted without the
+	// webhook still gets a clear condition instead of a broken Deployment.
+	defaulted := ps.DeepCopy()
+	webhooks.DefaultPodSet(defaulted)
+	if errs := webhooks.ValidatePodSet(defaulted); len(errs) > 0 {
+		o.invalid = admit.Invalid(appsv1alpha1.GroupVersion.WithKind("PodSet").GroupKind(), ps, errs)
+		logf.FromContext(ctx).Info("PodSet spec is invalid; waiting for a change", "error", o.invalid.Error())
+		return o, nil
+	}
+
+	if _, err := r.Engine.Apply(ctx, ps, DesiredObjects(defaulted), &appsv1.DeploymentList{}); err != nil {
+		o.applyErr = err
+		return o, fmt.Errorf("applying PodSet objects: %w", err)
+	}
+
+	dep := &appsv1.Deployment{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}, dep); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return o, fmt.Errorf("reading Deployment: %w", err)
+		}
+	} else {
+		o.deployment = dep
+	}
+
+	pods := &corev1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(ps.Namespace), client.MatchingLabels(SelectorLabels(ps))); err != nil {
+		return o, fmt.Errorf("listing pods: %w", err)
+	}
+	o.pods = pods.Items
+	return o, nil
+}
+
+// SetupWithManager registers the controller: PodSets, their Deployments,
+// and their pods (which the ReplicaSet owns, so they are mapped by label).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("podset").
+		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.Deployment{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToPodSet)).
+		Complete(r)
+}
+
+func podToPodSet(_ context.Context, obj client.Object) []reconcile.Request {
+	name, ok := obj.GetLabels()[appsv1alpha1.PodSetNameLabel]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# A local control plane of real components for make demo and the e2e tests:
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, plus kwok,
+# which plays the kubelet (pods get scheduled and turn Running, Jobs finish).
+# Started by kwokctl's binary runtime from the binaries hack/test-binaries.sh
+# builds; nothing is downloaded.
+#
+# Usage: hack/cluster.sh up|down|kubeconfig
+# Env:   CLUSTER_NAME (default kubeforge), CLUSTER_NODES (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLUSTER_NAME=${CLUSTER_NAME:-kubeforge}
+CLUSTER_NODES=${CLUSTER_NODES:-3}
+CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
+export KWOK_WORKDIR="$CACHE_ROOT/kwok"
+KUBECONFIG_PATH="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/kubeconfig.yaml"
+
+log() { printf '[cluster] %s\n' "$*" >&2; }
+
+bin_dir() { hack/test-binaries.sh; }
+
+exists() {
+  [[ -d "$KWOK_WORKDIR/clusters/$CLUSTER_NAME" ]]
+}
+
+healthy() {
+  [[ -f "$KUBECONFIG_PATH" ]] && kubectl --kubeconfig "$KUBECONFIG_PATH" --request-timeout=5s get --raw /readyz >/dev/null 2>&1
+}
+
+up() {
+  local bin
+  bin=$(bin_dir)
+  local kwokctl="$bin/kwokctl"
+  if exists && healthy; then
+    log "cluster $CLUSTER_NAME is already running"
+  elif exists; then
+    log "starting the stopped cluster $CLUSTER_NAME"
+    "$kwokctl" --name "$CLUSTER_NAME" start cluster --wait 2m >&2 || {
+      log "could not start it; creating it anew"
+      "$kwokctl" --name "$CLUSTER_NAME" delete cluster >&2 || true
+      create "$bin"
+    }
+  else
+    create "$bin"
+  fi
+  local have
+  have=$(kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes --no-headers 2>/dev/null | wc -l)
+  if (( have < CLUSTER_NODES )); then
+    log "adding fake nodes: $CLUSTER_NODES"
+    "$kwokctl" --name "$CLUSTER_NAME" scale node --replicas "$CLUSTER_NODES" >/dev/null 2>&1
+  fi
+  log "cluster $CLUSTER_NAME is ready; kubeconfig: $KUBECONFIG_PATH"
+  echo "$KUBECONFIG_PATH"
+}
+
+create() {
+  local bin=$1 t0
+  t0=$(date +%s)
+  log "creating cluster $CLUSTER_NAME (kwokctl, binary runtime)"
+  # --kubeconfig points at kwokctl's own copy, so the user's ~/.kube/config is left alone.
+  "$bin/kwokctl" --name "$CLUSTER_NAME" create cluster --runtime binary \
+    --etcd-binary "$bin/etcd" \
+    --kube-apiserver-binary "$bin/kube-apiserver" \
+    --kube-controller-manager-binary "$bin/kube-controller-manager" \
+    --kube-scheduler-binary "$bin/kube-scheduler" \
+    --kwok-controller-binary "$bin/kwok" \
+    --kubeconfig "$KUBECONFIG_PATH" \
+    --wait 3m >/dev/null 2>"$KWOK_WORKDIR/$CLUSTER_NAME-create.log" || {
+      cat "$KWOK_WORKDIR/$CLUSTER_NAME-create.log" >&2
+      log "FAILED to create cluster $CLUSTER_NAME"
+      exit 1
+    }
+  log "created cluster $CLUSTER_NAME in $(( $(date +%s) - t0 ))s"
+}
+
+down() {
+  if exists; then
+    local bin
+    bin=$(bin_dir)
+    log "deleting cluster $CLUSTER_NAME"
+    "$bin/kwokctl" --name "$CLUSTER_NAME" delete cluster >/dev/null 2>&1 || true
+  else
+    log "no cluster $CLUSTER_NAME"
+  fi
+}
+
+mkdir -p "$KWOK_WORKDIR"
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  kubeconfig) echo "$KUBECONFIG_PATH" ;;
+  *) echo "usage: $0 up|down|kubeconfig" >&2; exit 2 ;;
+esac

@@ -1,0 +1,210 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command localwebhook prepares the admission webhooks of a manager that
+// runs on this machine, outside the cluster (make demo, the e2e tests): it
+// writes a CA and a serving certificate for 127.0.0.1 into a directory and
+// turns config/webhook/manifests.yaml into webhook configurations that call
+// https://127.0.0.1:<port><path> with that CA.
+package main
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func main() {
+	certDir := flag.String("cert-dir", "", "Directory for ca.crt, tls.crt and tls.key (reused when still valid).")
+	in := flag.String("in", "config/webhook/manifests.yaml", "The generated webhook configurations.")
+	out := flag.String("out", "", "Where to write the local webhook configurations.")
+	host := flag.String("host", "127.0.0.1", "The address the API server reaches the manager at.")
+	port := flag.Int("port", 9443, "The manager's webhook port.")
+	flag.Parse()
+	if *certDir == "" || *out == "" {
+		fmt.Fprintln(os.Stderr, "usage: localwebhook --cert-dir DIR --out FILE [--in FILE] [--host IP] [--port N]")
+		os.Exit(2)
+	}
+	if err := run(*certDir, *in, *out, *host, *port); err != nil {
+		fmt.Fprintln(os.Stderr, "localwebhook:", err)
+		os.Exit(1)
+	}
+}
+
+func run(certDir, in, out, host string, port int) error {
+	caPEM, err := ensureCerts(certDir, host)
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	base := fmt.Sprintf("https://%s", net.JoinHostPort(host, fmt.Sprint(port)))
+	var docs [][]byte
+	for _, doc := range strings.Split(string(raw), "\n---") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			return fmt.Errorf("reading %s: %w", in, err)
+		}
+		var obj any
+		switch meta.Kind {
+		case "MutatingWebhookConfiguration":
+			c := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := yaml.Unmarshal([]byte(doc), c); err != nil {
+				return err
+			}
+			c.Name = "kubeforge-" + c.Name
+			for i := range c.Webhooks {
+				c.Webhooks[i].ClientConfig = local(c.Webhooks[i].ClientConfig, base, caPEM)
+			}
+			obj = c
+		case "ValidatingWebhookConfiguration":
+			c := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if err := yaml.Unmarshal([]byte(doc), c); err != nil {
+				return err
+			}
+			c.Name = "kubeforge-" + c.Name
+			for i := range c.Webhooks {
+				c.Webhooks[i].ClientConfig = local(c.Webhooks[i].ClientConfig, base, caPEM)
+			}
+			obj = c
+		default:
+			return fmt.Errorf("unexpected kind %q in %s", meta.Kind, in)
+		}
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, b)
+	}
+	return os.WriteFile(out, bytes.Join(docs, []byte("---\n")), 0o644)
+}
+
+func local(cc admissionregistrationv1.WebhookClientConfig, base string, ca []byte) admissionregistrationv1.WebhookClientConfig {
+	path := "/"
+	if cc.Service != nil && cc.Service.Path != nil {
+		path = *cc.Service.Path
+	}
+	url := base + path
+	return admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca}
+}
+
+// ensureCerts returns the CA, creating a CA and a serving certificate for
+// host unless valid ones exist in dir.
+func ensureCerts(dir, host string) ([]byte, error) {
+	caFile, crtFile, keyFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if ca, err := os.ReadFile(caFile); err == nil {
+		if crt, err := os.ReadFile(crtFile); err == nil && stillValid(crt, host) {
+			if _, err := os.Stat(keyFile); err == nil {
+				return ca, nil
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(now.UnixNano()),
+		Subject:               pkix.Name{CommonName: "kubeforge-local-webhook-ca"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.AddDate(1, 0, 0),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(now.UnixNano() + 1),
+		Subject:      pkix.Name{CommonName: "kubeforge-webhook"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		tmpl.IPAddresses = []net.IP{ip}
+	} else {
+		tmpl.DNSNames = append(tmpl.DNSNames, host)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	files := map[string][]byte{
+		caFile:  caPEM,
+		crtFile: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		keyFile: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(name, b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return caPEM, nil
+}
+
+func stillValid(crtPEM []byte, host string) bool {
+	block, _ := pem.Decode(crtPEM)
+	if block == nil {
+		return false
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return false
+	}
+	return time.Now().Add(24*time.Hour).Before(c.NotAfter) && c.VerifyHostname(host) == nil
+}

@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package admit is the thin admission plumbing shared by every kind's
+// webhook: it registers a kind's defaulter and validator on the manager's
+// webhook server, and turns field errors into admission responses.
+package admit
+
+import (
+	"context"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/kubeforge/kubeforge/internal/validation"
+)
+
+// Kind is what one kind gives to its webhooks: pure functions of the object.
+type Kind[T runtime.Object] struct {
+	// Default fills in defaults that do not depend on other fields.
+	Default func(T)
+	// ValidateCreate returns every problem with a new object.
+	ValidateCreate func(T) field.ErrorList
+	// ValidateUpdate returns every problem with a change (including the
+	// ValidateCreate problems of the new object).
+	ValidateUpdate func(oldObj, newObj T) field.ErrorList
+}
+
+// Register serves the kind's mutating webhook at mutatePath and its
+// validating webhook at validatePath on the manager's webhook server.
+func Register[T runtime.Object](mgr ctrl.Manager, obj T, k Kind[T], mutatePath, validatePath string) error {
+	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	gk := gvk.GroupKind()
+	srv := mgr.GetWebhookServer()
+	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k})
+	mutate.Handler = guardQuantities(gk, mutate.Handler)
+	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk})
+	validate.Handler = guardQuantities(gk, validate.Handler)
+	srv.Register(mutatePath, mutate)
+	srv.Register(validatePath, validate)
+	return nil
+}
+
+type defaulter[T runtime.Object] struct{ k Kind[T] }
+
+func (d defaulter[T]) Default(_ context.Context, obj T) error {
+	d.k.Default(obj)
+	return nil
+}
+
+type validator[T runtime.Object] struct {
+	kind Kind[T]
+	gk   schema.GroupKind
+}
+
+func (v validator[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+	return nil, Invalid(v.gk, obj, v.kind.ValidateCreate(obj))
+}
+
+func (v validator[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	return nil, Invalid(v.gk, newObj, v.kind.ValidateUpdate(oldObj, newObj))
+}
+
+func (v validator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// Invalid turns field errors into the API's Invalid (422) error, or nil.
+func Invalid(gk schema.GroupKind, obj runtime.Object, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	name := ""
+	if o, ok := obj.(interface{ GetName() string }); ok {
+		name = o.GetName()
+	}
+	return apierrors.NewInvalid(gk, name, errs)
+}
+
+// guardQuantities answers with field errors for resource quantities that
+// do not parse, before the typed decoding inside h fails on them with a
+// message that names no field.
+func guardQuantities(gk schema.GroupKind, h admission.Handler) admission.Handler {
+	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
+		if req.Operation == admissionv1.Create || req.Operation == admissionv1.Update {
+			if errs := validation.RawQuantityErrors(req.Object.Raw); len(errs) > 0 {
+				status := apierrors.NewInvalid(gk, req.Name, errs).ErrStatus
+				return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
+					Allowed: false,
+					Result:  &status,
+				}}
+			}
+		}
+		resp := h.Handle(ctx, req)
+		if !resp.Allowed && resp.Result != nil && resp.Result.Code == 0 {
+			resp.Result.Code = http.StatusForbidden
+		}
+		return resp
+	})
+}

@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// toComparable turns a typed object into the plain map that we send with
+// server-side apply: status, nil values, empty maps and empty lists dropped,
+// because the API server drops them too and they would otherwise look like
+// differences forever.
+func toComparable(obj runtime.Object) (map[string]any, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T to unstructured: %w", obj, err)
+	}
+	delete(u, "status")
+	if md, ok := u["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+		delete(md, "resourceVersion")
+		delete(md, "managedFields")
+	}
+	pruned, _ := pruneEmpty(u).(map[string]any)
+	if pruned == nil {
+		pruned = map[string]any{}
+	}
+	return pruned, nil
+}
+
+// pruneEmpty removes nil values, empty maps and empty lists, recursively.
+// It returns nil when v itself ends up empty.
+func pruneEmpty(v any) any {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, val := range t {
+			if p := pruneEmpty(val); p != nil {
+				out[k] = p
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		if len(t) == 0 {
+			return nil
+		}
+		out := make([]any, 0, len(t))
+		for _, val := range t {
+			p := pruneEmpty(val)
+			if p == nil {
+				// Keep list positions stable: an empty element is still an element.
+				p = map[string]any{}
+			}
+			out = append(out, p)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// contains reports whether every field set in want has the same value in
+// have. Maps may carry extra keys in have (the API server's defaults, other
+// controllers' annotations); lists must have the same length and match
+// element by element, since we own them whole.
+func contains(have, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		h, ok := have.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			hv, ok := h[k]
+			if !ok || !contains(hv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		h, ok := have.([]any)
+		if !ok || len(h) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(h[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(normalizeNumber(have), normalizeNumber(want))
+	}
+}
+
+func normalizeNumber(v any) any {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case float32:
+		return float64(n)
+	default:
+		return v
+	}
+}
+
+// hashOf is a short, stable digest of a comparable object. It records what
+// we last applied, so that a field dropped from the desired object (which
+// contains() cannot see) still leads to an apply.
+func hashOf(m map[string]any) (string, error) {
+	b, err := json.Marshal(m) // map keys are sorted by encoding/json
+	if err != nil {
+		return "", fmt.Errorf("hashing desired object: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}

@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package validation
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// PodTemplate validates what a user writes in a pod template that the
+// operator turns into a workload: at least one container, container names
+// that are unique DNS labels, an image for each, sane ports and resources,
+// and valid labels that do not use any of the reserved keys.
+func PodTemplate(t *corev1.PodTemplateSpec, path *field.Path, reservedLabels ...string) field.ErrorList {
+	var errs field.ErrorList
+	mdPath := path.Child("metadata", "labels")
+	errs = append(errs, metav1validation.ValidateLabels(t.Labels, mdPath)...)
+	for _, key := range reservedLabels {
+		if _, set := t.Labels[key]; set {
+			errs = append(errs, field.Forbidden(mdPath.Key(key), "is set by the operator"))
+		}
+	}
+	specPath := path.Child("spec")
+	if len(t.Spec.Containers) == 0 {
+		errs = append(errs, field.Required(specPath.Child("containers"), "at least one container is required"))
+	}
+	names := sets.New[string]()
+	errs = append(errs, Containers(t.Spec.InitContainers, specPath.Child("initContainers"), names)...)
+	errs = append(errs, Containers(t.Spec.Containers, specPath.Child("containers"), names)...)
+	return errs
+}
+
+// Containers validates a list of containers. names collects the names seen
+// so far, so that init containers and containers share one namespace.
+func Containers(cs []corev1.Container, path *field.Path, names sets.Set[string]) field.ErrorList {
+	var errs field.ErrorList
+	for i := range cs {
+		c := &cs[i]
+		p := path.Index(i)
+		switch {
+		case c.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), "a container needs a name"))
+		case names.Has(c.Name):
+			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+		default:
+			for _, msg := range utilvalidation.IsDNS1123Label(c.Name) {
+				errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
+			}
+		}
+		names.Insert(c.Name)
+		if c.Image == "" {
+			errs = append(errs, field.Required(p.Child("image"), "a container needs an image"))
+		}
+		portNames := sets.New[string]()
+		for j, port := range c.Ports {
+			pp := p.Child("ports").Index(j)
+			for _, msg := range utilvalidation.IsValidPortNum(int(port.ContainerPort)) {
+				errs = append(errs, field.Invalid(pp.Child("containerPort"), port.ContainerPort, msg))
+			}
+			if port.Name != "" {
+				if portNames.Has(port.Name) {
+					errs = append(errs, field.Duplicate(pp.Child("name"), port.Name))
+				}
+				portNames.Insert(port.Name)
+				for _, msg := range utilvalidation.IsValidPortName(port.Name) {
+					errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
+				}
+			}
+		}
+		errs = append(errs, Resources(&c.Resources, p.Child("resources"))...)
+	}
+	return errs
+}
+
+// Resources checks that no quantity is negative and that no request is
+// larger than its limit.
+func Resources(r *corev1.ResourceRequirements, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for name, q := range r.Requests {
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(path.Child("requests").Key(string(name)), q.String(), "must not be negative"))
+		}
+		if limit, ok := r.Limits[name]; ok && q.Cmp(limit) > 0 {
+			errs = append(errs, field.Invalid(path.Child("requests").Key(string(name)), q.String(),
+				"must be less than or equal to the limit "+limit.String()))
+		}
+	}
+	for name, q := range r.Limits {
+		if q.Sign() < 0 {
+			errs = append(errs, field.Invalid(path.Child("limits").Key(string(name)), q.String(), "must not be negative"))
+		}
+	}
+	return errs
+}

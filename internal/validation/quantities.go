@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package validation holds validation rules that several kinds share:
+// pod templates, containers, resource quantities, labels.
+package validation
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// RawQuantityErrors finds every resource quantity in a raw JSON object
+// (any "requests" or "limits" map inside a "resources" object, and any
+// "size" or "storage" string next to them) that does not parse, and returns
+// a field error for each one with its full path.
+//
+// Typed decoding stops at the first bad quantity with a message that names
+// no field; admission runs this on the raw request first so the user learns
+// which field is wrong.
+func RawQuantityErrors(raw []byte) field.ErrorList {
+	if len(raw) == 0 {
+		return nil
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath(""), "", fmt.Sprintf("not valid JSON: %v", err))}
+	}
+	var errs field.ErrorList
+	walkQuantities(doc, nil, false, &errs)
+	return errs
+}
+
+func walkQuantities(v any, path *field.Path, inResources bool, errs *field.ErrorList) {
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			child := childPath(path, k)
+			if inResources && (k == "requests" || k == "limits") {
+				if m, ok := t[k].(map[string]any); ok {
+					checkQuantityMap(m, child, errs)
+					continue
+				}
+			}
+			walkQuantities(t[k], child, k == "resources", errs)
+		}
+	case []any:
+		for i, item := range t {
+			walkQuantities(item, path.Index(i), false, errs)
+		}
+	}
+}
+
+func checkQuantityMap(m map[string]any, path *field.Path, errs *field.ErrorList) {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var s string
+		switch q := m[name].(type) {
+		case string:
+			s = q
+		case float64:
+			s = strconv.FormatFloat(q, 'f', -1, 64)
+		default:
+			*errs = append(*errs, field.Invalid(path.Key(name), m[name], "must be a quantity such as 500m, 2 or 1Gi"))
+			continue
+		}
+		if _, err := resource.ParseQuantity(s); err != nil {
+			*errs = append(*errs, field.Invalid(path.Key(name), s, "must be a quantity such as 500m, 2 or 1Gi"))
+		}
+	}
+}
+
+func childPath(p *field.Path, name string) *field.Path {
+	if p == nil {
+		return field.NewPath(name)
+	}
+	return p.Child(name)
+}
