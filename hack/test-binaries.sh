@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes test binaries from source through the Go module proxy:
-# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and
-# kwokctl. No prebuilt binary can be downloaded on our machines, so this is
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok
+# and kwokctl. No prebuilt binary can be downloaded on our machines, so this is
 # the only way to get them. The result is cached outside the repo; a second
 # run finds it and returns at once.
 #
@@ -16,8 +16,9 @@ CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
 BIN_DIR="$CACHE_ROOT/k8s-$K8S_VERSION/bin"
 SRC_DIR="$CACHE_ROOT/k8s-$K8S_VERSION/src"
 STAMP="$BIN_DIR/.stamp"
-WANT_STAMP="k8s=$K8S_VERSION etcd=$ETCD_VERSION kwok=$KWOK_VERSION"
-BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok kwokctl)
+K8S_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+BINARIES=(etcd kwok kwokctl "${K8S_BINARIES[@]}")
+WANT_STAMP="k8s=$K8S_VERSION etcd=$ETCD_VERSION kwok=$KWOK_VERSION binaries=${#BINARIES[@]}"
 
 log() { printf '[test-binaries] %s\n' "$*" >&2; }
 
@@ -51,6 +52,15 @@ new_module() {
   (cd "$dir" && go mod init kubeforge.local/testbinaries >/dev/null 2>&1)
 }
 
+# quiet CMD...: runs CMD, showing its output only when it fails.
+quiet() {
+  local out
+  if ! out=$("$@" 2>&1); then
+    printf '%s\n' "$out" >&2
+    return 1
+  fi
+}
+
 timed() { # name, command...
   local name=$1 t0; shift
   t0=$(date +%s)
@@ -66,7 +76,7 @@ build_etcd() {
   local dir="$SRC_DIR/etcd"
   new_module "$dir"
   cd "$dir"
-  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  quiet go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
   go build -o "$BIN_DIR/etcd.tmp" go.etcd.io/etcd/server/v3
   mv "$BIN_DIR/etcd.tmp" "$BIN_DIR/etcd"
 }
@@ -86,15 +96,16 @@ build_kubernetes() {
   local m args=()
   for m in $mods; do args+=("-replace=$m=$m@$staging_version"); done
   go mod edit "${args[@]}"
-  go get "k8s.io/kubernetes@$K8S_VERSION"
+  quiet go get "k8s.io/kubernetes@$K8S_VERSION"
   local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
   ld+=" -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+  local b pkgs=()
+  for b in "${K8S_BINARIES[@]}"; do
+    [[ -x "$BIN_DIR/$b" ]] || pkgs+=("k8s.io/kubernetes/cmd/$b")
+  done
   mkdir -p "$dir/out"
-  go build -ldflags "$ld" -o "$dir/out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver \
-    k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler
+  go build -ldflags "$ld" -o "$dir/out/" "${pkgs[@]}"
   mv "$dir/out/"* "$BIN_DIR/"
 }
 
@@ -102,7 +113,7 @@ build_kwok() {
   local dir="$SRC_DIR/kwok"
   new_module "$dir"
   cd "$dir"
-  go get "sigs.k8s.io/kwok@$KWOK_VERSION"
+  quiet go get "sigs.k8s.io/kwok@$KWOK_VERSION"
   mkdir -p "$dir/out"
   go build -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" -o "$dir/out/" \
     sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
@@ -112,8 +123,12 @@ build_kwok() {
 rm -f "$STAMP"
 [[ -x "$BIN_DIR/etcd" ]] || timed "etcd $ETCD_VERSION" build_etcd
 [[ -x "$BIN_DIR/kwokctl" && -x "$BIN_DIR/kwok" ]] || timed "kwok $KWOK_VERSION" build_kwok
-[[ -x "$BIN_DIR/kube-apiserver" && -x "$BIN_DIR/kube-controller-manager" && -x "$BIN_DIR/kube-scheduler" ]] \
-  || timed "kube-apiserver, kube-controller-manager, kube-scheduler $K8S_VERSION" build_kubernetes
+for b in "${K8S_BINARIES[@]}"; do
+  if [[ ! -x "$BIN_DIR/$b" ]]; then
+    timed "${K8S_BINARIES[*]} $K8S_VERSION" build_kubernetes
+    break
+  fi
+done
 
 for b in "${BINARIES[@]}"; do
   [[ -x "$BIN_DIR/$b" ]] || { log "missing $BIN_DIR/$b after build"; exit 1; }

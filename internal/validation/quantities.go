@@ -42,7 +42,7 @@ func RawQuantityErrors(raw []byte) field.ErrorList {
 	}
 	var doc any
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath(""), "", fmt.Sprintf("not valid JSON: %v", err))}
+		return field.ErrorList{field.Invalid(field.NewPath("object"), "", fmt.Sprintf("not valid JSON: %v", err))}
 	}
 	var errs field.ErrorList
 	walkQuantities(doc, nil, false, &errs)
