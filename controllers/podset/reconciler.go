@@ -35,9 +35,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/admit"
 )
 
 // Reconciler reconciles PodSets.

@@ -42,7 +42,7 @@ func TestRawQuantityErrors(t *testing.T) {
 		"ignore requests and limits outside a resources object": {
 			raw: `{"spec":{"requests":{"cpu":"abc"},"limits":"whatever"}}`,
 		},
-		"accept an empty body": {raw: ``},
+		"accept an empty body":            {raw: ``},
 		"report JSON that does not parse": {raw: `{"spec":`, paths: []string{"object"}},
 	}
 	for name, tc := range cases {

@@ -62,7 +62,7 @@ func TestValidatePodSet(t *testing.T) {
 		ps   *appsv1alpha1.PodSet
 		want []string
 	}{
-		"accept a minimal PodSet": {ps: podSet(nil)},
+		"accept a minimal PodSet":              {ps: podSet(nil)},
 		"accept zero and the maximum replicas": {ps: podSet(func(ps *appsv1alpha1.PodSet) { ps.Spec.Replicas = new(int32(10000)) })},
 		"reject negative replicas": {
 			ps:   podSet(func(ps *appsv1alpha1.PodSet) { ps.Spec.Replicas = new(int32(-1)) }),
