@@ -27,13 +27,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -41,21 +36,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/scheme"
 	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 )
 
-var (
-	scheme   = runtime.NewScheme()
-	setupLog = ctrl.Log.WithName("setup")
-)
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
-}
+var setupLog = ctrl.Log.WithName("setup")
 
 // ownedTypes are the kinds that kubeforge creates for its custom
 // resources. The cache holds them only when they carry the
@@ -124,14 +111,8 @@ func main() {
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = metricsCertPath, certName, keyName
 	}
 
-	managed := labels.SelectorFromSet(labels.Set{engine.LabelManagedBy: engine.ManagedByValue})
-	byObject := map[client.Object]cache.ByObject{}
-	for _, t := range ownedTypes() {
-		byObject[t] = cache.ByObject{Label: managed}
-	}
-
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                  scheme,
+		Scheme:                  scheme.New(),
 		Metrics:                 metricsOpts,
 		WebhookServer:           webhook.NewServer(webhookOpts),
 		HealthProbeBindAddress:  probeAddr,
@@ -140,10 +121,7 @@ func main() {
 		LeaderElectionNamespace: leaderElectionNamespace,
 		// Step down at once on SIGTERM, so a new leader takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
-		Cache: cache.Options{
-			DefaultTransform: cache.TransformStripManagedFields(),
-			ByObject:         byObject,
-		},
+		Cache:                         engine.CacheOptions(ownedTypes()...),
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to create manager")

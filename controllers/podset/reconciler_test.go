@@ -1,0 +1,240 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package podset_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+)
+
+func newPodSet(name string, replicas int32) *appsv1alpha1.PodSet {
+	return &appsv1alpha1.PodSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: appsv1alpha1.PodSetSpec{
+			Replicas: &replicas,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+}
+
+func getDeployment(name string) func(g Gomega) *appsv1.Deployment {
+	return func(g Gomega) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, d)).To(Succeed())
+		return d
+	}
+}
+
+func condition(name, condType string) func(g Gomega) *metav1.Condition {
+	return func(g Gomega) *metav1.Condition {
+		ps := &appsv1alpha1.PodSet{}
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, ps)).To(Succeed())
+		c := meta.FindStatusCondition(ps.Status.Conditions, condType)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.ObservedGeneration).To(Equal(ps.Generation))
+		return c
+	}
+}
+
+// settled waits until the controller has nothing left to do for the PodSet:
+// its Deployment exists and its status describes the current generation.
+func settled(name string) {
+	Eventually(condition(name, conditions.Ready)).Should(Not(BeNil()))
+	Eventually(getDeployment(name)).Should(Not(BeNil()))
+	// Give the watch events of our own writes time to come back.
+	Eventually(func() []string {
+		before := counting.Writes()
+		time.Sleep(300 * time.Millisecond)
+		return counting.Writes()[len(before):]
+	}).Should(BeEmpty())
+}
+
+var _ = Describe("PodSet Controller", func() {
+	Context("When a PodSet is created", func() {
+		It("should create a Deployment with the owner reference and the common labels", func() {
+			ps := newPodSet("owned", 2)
+			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+
+			d := &appsv1.Deployment{}
+			Eventually(func(g Gomega) { d = getDeployment("owned")(g) }).Should(Succeed())
+			ref := metav1.GetControllerOf(d)
+			Expect(ref).NotTo(BeNil())
+			Expect(ref.Kind).To(Equal("PodSet"))
+			Expect(ref.Name).To(Equal("owned"))
+			Expect(ref.UID).To(Equal(ps.UID))
+			Expect(*ref.BlockOwnerDeletion).To(BeTrue())
+			Expect(d.Labels).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "kubeforge"))
+			Expect(d.Labels).To(HaveKeyWithValue("app.kubernetes.io/instance", "owned"))
+			Expect(d.Labels).To(HaveKeyWithValue("app.kubernetes.io/component", "podset"))
+			Expect(d.Spec.Template.Labels).To(HaveKeyWithValue(appsv1alpha1.PodSetNameLabel, "owned"))
+			Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("app", "owned"))
+			Expect(*d.Spec.Replicas).To(Equal(int32(2)))
+
+			// Server-side apply with one field owner.
+			managers := map[string]bool{}
+			for _, mf := range d.ManagedFields {
+				managers[mf.Manager] = true
+			}
+			Expect(managers).To(HaveKey("kubeforge"))
+
+			Eventually(func(g Gomega) string {
+				got := &appsv1alpha1.PodSet{}
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
+				return got.Status.Selector
+			}).Should(Equal("apps.kubeforge.io/podset=owned"))
+		})
+
+		It("should make zero API writes when nothing changed", func() {
+			Expect(k8sClient.Create(ctx, newPodSet("quiet", 3))).To(Succeed())
+			settled("quiet")
+
+			counting.Reset()
+			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "quiet"}}
+			for range 3 {
+				res, err := reconciler.Reconcile(ctx, req)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(res).To(Equal(ctrl.Result{}))
+			}
+			Expect(counting.Writes()).To(BeEmpty())
+			// Nor does the running manager write anything on its own.
+			Consistently(counting.Writes, "2s").Should(BeEmpty())
+		})
+
+		It("should repair a hand edit of the Deployment's replicas with one write", func() {
+			Expect(k8sClient.Create(ctx, newPodSet("drift", 2))).To(Succeed())
+			settled("drift")
+			counting.Reset()
+
+			d := &appsv1.Deployment{}
+			Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: "drift"}, d)).To(Succeed())
+			patch := client.MergeFrom(d.DeepCopy())
+			d.Spec.Replicas = new(int32(7))
+			Expect(k8sClient.Patch(ctx, d, patch)).To(Succeed())
+
+			Eventually(func(g Gomega) int32 { return *getDeployment("drift")(g).Spec.Replicas }).Should(Equal(int32(2)))
+			settled("drift")
+			Expect(counting.Writes()).To(ConsistOf(ContainSubstring("apply")))
+		})
+
+		It("should follow the scale subresource", func() {
+			ps := newPodSet("scaled", 1)
+			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			settled("scaled")
+
+			scale := &autoscalingv1.Scale{}
+			Expect(k8sClient.SubResource("scale").Get(ctx, ps, scale)).To(Succeed())
+			Expect(scale.Spec.Replicas).To(Equal(int32(1)))
+			Expect(scale.Status.Selector).To(Equal("apps.kubeforge.io/podset=scaled"))
+			scale.Spec.Replicas = 5
+			Expect(k8sClient.SubResource("scale").Update(ctx, ps, client.WithSubResourceBody(scale))).To(Succeed())
+
+			Eventually(func(g Gomega) int32 { return *getDeployment("scaled")(g).Spec.Replicas }).Should(Equal(int32(5)))
+		})
+
+		It("should report pods and readiness from what it observes", func() {
+			ps := newPodSet("observed", 2)
+			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			Eventually(condition("observed", conditions.Ready)).Should(HaveField("Status", metav1.ConditionFalse))
+			Expect(condition("observed", conditions.Progressing)(Default)).To(HaveField("Status", metav1.ConditionTrue))
+
+			// Play the Deployment and ReplicaSet controllers.
+			d := &appsv1.Deployment{}
+			Eventually(func(g Gomega) { d = getDeployment("observed")(g) }).Should(Succeed())
+			for _, name := range []string{"observed-b", "observed-a"} {
+				p := &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: d.Spec.Template.Labels},
+					Spec:       d.Spec.Template.Spec,
+				}
+				Expect(k8sClient.Create(ctx, p)).To(Succeed())
+			}
+			d.Status = appsv1.DeploymentStatus{
+				ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+			}
+			Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())
+
+			Eventually(condition("observed", conditions.Ready)).Should(HaveField("Status", metav1.ConditionTrue))
+			got := &appsv1alpha1.PodSet{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
+			Expect(got.Status.PodNames).To(Equal([]string{"observed-a", "observed-b"}))
+			Expect(got.Status.ReadyReplicas).To(Equal(int32(2)))
+			Expect(got.Status.AvailableReplicas).To(Equal(int32(2)))
+			Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			Expect(condition("observed", conditions.Progressing)(Default)).To(HaveField("Status", metav1.ConditionFalse))
+			Expect(condition("observed", conditions.Degraded)(Default)).To(HaveField("Status", metav1.ConditionFalse))
+		})
+
+		It("should report an invalid spec in status and create nothing, when the webhook is absent", func() {
+			ps := newPodSet("invalid", 1)
+			ps.Spec.Template.Spec.Containers[0].Name = "Not_A_DNS_Label"
+			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+
+			Eventually(condition("invalid", conditions.Degraded)).Should(And(
+				HaveField("Status", metav1.ConditionTrue),
+				HaveField("Reason", conditions.ReasonInvalidSpec),
+				HaveField("Message", ContainSubstring("spec.template.spec.containers[0].name")),
+			))
+			Expect(condition("invalid", conditions.Ready)(Default)).To(HaveField("Status", metav1.ConditionFalse))
+			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: "invalid"}, &appsv1.Deployment{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue())
+		})
+
+		It("should refuse to take over a Deployment it does not own, and say so", func() {
+			replicas := int32(1)
+			foreign := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: "default", Labels: map[string]string{"app.kubernetes.io/managed-by": "kubeforge"}},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: &replicas,
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"x": "y"}},
+						Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+					},
+				},
+			}
+			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "someone-else", Namespace: "default"}}
+			Expect(k8sClient.Create(ctx, owner)).To(Succeed())
+			Expect(ctrl.SetControllerReference(owner, foreign, env.Scheme)).To(Succeed())
+			Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
+
+			Expect(k8sClient.Create(ctx, newPodSet("taken", 1))).To(Succeed())
+			Eventually(condition("taken", conditions.Degraded)).Should(And(
+				HaveField("Status", metav1.ConditionTrue),
+				HaveField("Reason", conditions.ReasonApplyFailed),
+				HaveField("Message", ContainSubstring("controlled by ConfigMap someone-else")),
+			))
+			Expect(*getDeployment("taken")(Default).Spec.Replicas).To(Equal(int32(1)))
+			Expect(getDeployment("taken")(Default).Spec.Template.Spec.Containers[0].Image).To(Equal("i"))
+		})
+	})
+})

@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+)
+
+func podSetJSON(name, spec string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	doc := fmt.Sprintf(`{"apiVersion":"apps.kubeforge.io/v1alpha1","kind":"PodSet","metadata":{"name":%q,"namespace":"default"},"spec":%s}`, name, spec)
+	Expect(json.Unmarshal([]byte(doc), &u.Object)).To(Succeed())
+	return u
+}
+
+// causes returns the field paths of an Invalid error.
+func causes(err error) []string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		fields = append(fields, c.Field)
+	}
+	return fields
+}
+
+// webhookRequests reads controller-runtime's count of requests served on a path.
+func webhookRequests(path string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_webhook_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelValue(m, "webhook") == path {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+const (
+	mutatePath   = "/mutate-apps-kubeforge-io-v1alpha1-podset"
+	validatePath = "/validate-apps-kubeforge-io-v1alpha1-podset"
+	denied       = `admission webhook "vpodset-v1alpha1.kubeforge.io" denied the request`
+)
+
+var _ = Describe("PodSet webhooks", func() {
+	Context("When the API server calls them", func() {
+		It("should call the mutating and validating webhooks on create and update", func() {
+			mBefore, vBefore := webhookRequests(mutatePath), webhookRequests(validatePath)
+			u := podSetJSON("called", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			ps := &appsv1alpha1.PodSet{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(*ps.Spec.Replicas).To(Equal(int32(1)))
+			ps.Spec.Replicas = new(int32(4))
+			Expect(k8sClient.Update(ctx, ps)).To(Succeed())
+			Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 2))
+			Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 2))
+		})
+
+		DescribeTable("should reject what only the webhook checks, with field errors",
+			func(name, spec string, fields ...string) {
+				err := k8sClient.Create(ctx, podSetJSON(name, spec))
+				Expect(err).To(HaveOccurred())
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+				Expect(err.Error()).To(ContainSubstring(denied))
+				Expect(causes(err)).To(ConsistOf(fields))
+			},
+			Entry("a container name that is not a DNS label and a missing image", "bad-name",
+				`{"template":{"spec":{"containers":[{"name":"Bad_Name","image":""}]}}}`,
+				"spec.template.spec.containers[0].name", "spec.template.spec.containers[0].image"),
+			Entry("a request above its limit", "over-limit",
+				`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","resources":{"requests":{"cpu":"2"},"limits":{"cpu":"1"}}}]}}}`,
+				"spec.template.spec.containers[0].resources.requests[cpu]"),
+			Entry("an init container named like a container", "dup-init",
+				`{"template":{"spec":{"initContainers":[{"name":"app","image":"busybox"}],"containers":[{"name":"app","image":"nginx"}]}}}`,
+				"spec.template.spec.containers[0].name"),
+		)
+
+		It("should name the field of a resource quantity that does not parse", func() {
+			err := k8sClient.Create(ctx, podSetJSON("bad-quantity",
+				`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","resources":{"limits":{"memory":"lots"}}}]}}}`))
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(causes(err)).To(ConsistOf("spec.template.spec.containers[0].resources.limits[memory]"))
+		})
+
+		It("should reject an update that breaks a rule, and keep the stored object", func() {
+			u := podSetJSON("update", `{"replicas":2,"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			ps := &appsv1alpha1.PodSet{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			ps.Spec.Template.Spec.Containers[0].Name = "NotADNSLabel"
+			err := k8sClient.Update(ctx, ps)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(denied))
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(ps.Spec.Template.Spec.Containers[0].Name).To(Equal("app"))
+		})
+
+		It("should let a valid PodSet through unchanged but for defaults", func() {
+			ps := &appsv1alpha1.PodSet{
+				ObjectMeta: metav1.ObjectMeta{Name: "valid", Namespace: "default"},
+			}
+			Expect(json.Unmarshal([]byte(`{"replicas":0,"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`), &ps.Spec)).To(Succeed())
+			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			Expect(*ps.Spec.Replicas).To(Equal(int32(0)))
+			Expect(ps.Spec.Template.Labels).To(Equal(map[string]string{"app": "web"}))
+		})
+	})
+})
