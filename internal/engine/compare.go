@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -88,34 +89,77 @@ func pruneEmpty(v any) any {
 // have. Maps may carry extra keys in have (the API server's defaults, other
 // controllers' annotations); lists must have the same length and match
 // element by element, since we own them whole.
-func contains(have, want any) bool {
+func contains(have, want any) bool { return difference(have, want, "") == "" }
+
+// difference returns the path of the first field of want that have lacks or
+// holds with another value, or "" when have contains want.
+func difference(have, want any, path string) string {
 	switch w := want.(type) {
 	case map[string]any:
 		h, ok := have.(map[string]any)
 		if !ok {
-			return false
+			return orRoot(path)
 		}
-		for k, wv := range w {
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
 			hv, ok := h[k]
-			if !ok || !contains(hv, wv) {
-				return false
+			if !ok {
+				return path + "." + k
+			}
+			if d := difference(hv, w[k], path+"."+k); d != "" {
+				return d
 			}
 		}
-		return true
+		return ""
 	case []any:
 		h, ok := have.([]any)
 		if !ok || len(h) != len(w) {
-			return false
+			return orRoot(path)
 		}
 		for i := range w {
-			if !contains(h[i], w[i]) {
-				return false
+			if d := difference(h[i], w[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
 			}
 		}
-		return true
+		return ""
 	default:
-		return reflect.DeepEqual(normalizeNumber(have), normalizeNumber(want))
+		if reflect.DeepEqual(normalizeNumber(have), normalizeNumber(want)) {
+			return ""
+		}
+		return orRoot(path)
 	}
+}
+
+// overlay lays want over base: maps are merged key by key, any other
+// value (lists included) is taken from want.
+func overlay(base, want any) any {
+	w, ok := want.(map[string]any)
+	if !ok {
+		return want
+	}
+	b, ok := base.(map[string]any)
+	if !ok {
+		return want
+	}
+	out := make(map[string]any, len(b)+len(w))
+	for k, v := range b {
+		out[k] = v
+	}
+	for k, v := range w {
+		out[k] = overlay(b[k], v)
+	}
+	return out
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "."
+	}
+	return path
 }
 
 func normalizeNumber(v any) any {

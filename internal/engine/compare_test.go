@@ -162,3 +162,40 @@ func TestHashOf(t *testing.T) {
 		t.Errorf("hash %q is not 16 hex digits", ha)
 	}
 }
+
+func TestDifferenceNamesTheFirstDifferingField(t *testing.T) {
+	have, _ := toComparable(served(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "old" }))
+	want, _ := toComparable(deployment())
+	if got := difference(have, want, ""); got != ".spec.template.spec.containers[0].image" {
+		t.Fatalf("difference = %q", got)
+	}
+	if got := difference(want, want, ""); got != "" {
+		t.Fatalf("difference with itself = %q", got)
+	}
+}
+
+func TestOverlay(t *testing.T) {
+	base := map[string]any{
+		"metadata": map[string]any{"name": "a", "resourceVersion": "7", "labels": map[string]any{"x": "1"}},
+		"spec":     map[string]any{"clusterIP": "10.0.0.1", "ports": []any{map[string]any{"port": int64(9999)}}},
+	}
+	want := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"y": "2"}},
+		"spec":     map[string]any{"ports": []any{map[string]any{"port": int64(80)}}},
+	}
+	got := overlay(base, want).(map[string]any)
+	md := got["metadata"].(map[string]any)
+	if md["resourceVersion"] != "7" || md["name"] != "a" {
+		t.Errorf("lost the live metadata: %v", md)
+	}
+	if l := md["labels"].(map[string]any); l["x"] != "1" || l["y"] != "2" {
+		t.Errorf("labels not merged: %v", l)
+	}
+	spec := got["spec"].(map[string]any)
+	if spec["clusterIP"] != "10.0.0.1" {
+		t.Errorf("lost a field the server set: %v", spec)
+	}
+	if ports := spec["ports"].([]any); len(ports) != 1 || ports[0].(map[string]any)["port"] != int64(80) {
+		t.Errorf("lists must be taken whole from want: %v", ports)
+	}
+}

@@ -24,6 +24,12 @@ limitations under the License.
 //   - otherwise applies the object with server-side apply and one field
 //     owner, which also repairs drift made by hand,
 //   - and deletes objects this owner created earlier but no longer wants.
+//
+// Builders must spell out every field they care about. A field left at a
+// zero value that the API server then defaults (a Service port's
+// targetPort of 0, say) differs from the live object forever and costs a
+// write on every reconcile; the log line "Updating owned object" names the
+// first differing field, and the zero-write tests of each kind catch it.
 package engine
 
 import (
@@ -198,7 +204,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		return key, unchanged, fmt.Errorf("creating an empty %s: %w", gvk.Kind, err)
 	}
 	liveObj := live.(client.Object)
-	exists := true
+	exists, diff := true, ""
 	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), liveObj); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return key, unchanged, fmt.Errorf("reading %s: %w", key, err)
@@ -219,20 +225,29 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		if err != nil {
 			return key, unchanged, err
 		}
-		if contains(have, want) {
+		diff = difference(have, want, "")
+		if diff == "" {
 			return key, unchanged, nil
 		}
 	}
 
 	if exists {
-		log.Info("Updating owned object", "object", key)
+		log.Info("Updating owned object", "object", key, "firstDifference", diff)
 	} else {
 		log.Info("Creating owned object", "object", key)
 	}
 	u := &unstructured.Unstructured{Object: want}
 	u.SetGroupVersionKind(gvk)
-	if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	err = e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if err != nil && exists && apierrors.IsInvalid(err) {
+		// Server-side apply merges lists keyed by a field (a Service's ports by
+		// port number). When someone changed such a key by hand, apply adds our
+		// item next to theirs and the result is invalid. Replace the object
+		// with ours laid over the live one instead: our lists win whole.
+		log.Info("Replacing owned object after apply was refused", "object", key, "error", err.Error())
+		err = e.replace(ctx, liveObj, want, gvk)
+	}
+	if err != nil {
 		verb := "updating"
 		if !exists {
 			verb = "creating"
@@ -245,6 +260,19 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	}
 	e.event(owner, obj, "Created", "Create", "Created %s", key)
 	return key, created, nil
+}
+
+// replace updates live to hold want: maps are merged (so fields the API
+// server or others set stay), everything else is taken from want.
+func (e *Engine) replace(ctx context.Context, live client.Object, want map[string]any, gvk schema.GroupVersionKind) error {
+	base, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return err
+	}
+	delete(base, "status")
+	u := &unstructured.Unstructured{Object: overlay(base, want).(map[string]any)}
+	u.SetGroupVersionKind(gvk)
+	return e.Client.Update(ctx, u, client.FieldOwner(FieldOwner))
 }
 
 func (e *Engine) prune(ctx context.Context, owner client.Object, keep map[string]bool, ownedTypes []client.ObjectList) ([]string, error) {

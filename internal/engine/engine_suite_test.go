@@ -1,0 +1,178 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/testenv"
+)
+
+var (
+	env *testenv.Env
+	ctx = context.Background()
+)
+
+func TestEngine(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Owned-object engine")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, err = testenv.Start(testenv.Options{})
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// The owner here is a ConfigMap: the engine works for any owner kind.
+func newOwner(name string) *corev1.ConfigMap {
+	o := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	Expect(env.Client.Create(ctx, o)).To(Succeed())
+	return o
+}
+
+func service(name string, port int32, labels map[string]string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "x"},
+			Ports:    []corev1.ServicePort{{Name: "p", Port: port, TargetPort: intstr.FromInt32(port)}},
+		},
+	}
+}
+
+func getService(name string) *corev1.Service {
+	s := &corev1.Service{}
+	Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, s)).To(Succeed())
+	return s
+}
+
+var _ = Describe("Engine", func() {
+	var (
+		counting *testenv.CountingClient
+		eng      *engine.Engine
+	)
+	BeforeEach(func() {
+		counting = testenv.NewCountingClient(env.Client)
+		eng = &engine.Engine{Client: counting, Scheme: env.Scheme}
+		logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	})
+
+	Context("When applying desired objects", func() {
+		It("should create them with the owner reference and the common labels, then write nothing", func() {
+			owner := newOwner("create")
+			res, err := eng.Apply(ctx, owner, []client.Object{service("create-a", 80, map[string]string{"extra": "1"})}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Created).To(Equal([]string{"Service/create-a"}))
+
+			s := getService("create-a")
+			Expect(metav1.IsControlledBy(s, owner)).To(BeTrue())
+			Expect(s.Labels).To(Equal(map[string]string{
+				"extra": "1", engine.LabelManagedBy: "kubeforge", engine.LabelInstance: "create", engine.LabelComponent: "service",
+			}))
+			Expect(s.Annotations).To(HaveKey(engine.AnnotationDesiredHash))
+
+			counting.Reset()
+			res, err = eng.Apply(ctx, owner, []client.Object{service("create-a", 80, map[string]string{"extra": "1"})}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Unchanged).To(Equal([]string{"Service/create-a"}))
+			Expect(res.Writes()).To(BeZero())
+			Expect(counting.Writes()).To(BeEmpty())
+		})
+
+		It("should update an object when a field is removed from the desired object", func() {
+			owner := newOwner("removal")
+			_, err := eng.Apply(ctx, owner, []client.Object{service("removal-a", 80, map[string]string{"gone": "soon"})})
+			Expect(err).NotTo(HaveOccurred())
+			res, err := eng.Apply(ctx, owner, []client.Object{service("removal-a", 80, nil)})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Updated).To(Equal([]string{"Service/removal-a"}))
+			Expect(getService("removal-a").Labels).NotTo(HaveKey("gone"))
+		})
+
+		It("should repair drift and keep fields that others own", func() {
+			owner := newOwner("drift")
+			_, err := eng.Apply(ctx, owner, []client.Object{service("drift-a", 80, nil)})
+			Expect(err).NotTo(HaveOccurred())
+
+			s := getService("drift-a")
+			patch := client.MergeFrom(s.DeepCopy())
+			s.Spec.Ports[0].Port = 9999
+			s.Annotations["someone.else/note"] = "kept"
+			Expect(env.Client.Patch(ctx, s, patch)).To(Succeed())
+
+			res, err := eng.Apply(ctx, owner, []client.Object{service("drift-a", 80, nil)})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Updated).To(Equal([]string{"Service/drift-a"}))
+			s = getService("drift-a")
+			Expect(s.Spec.Ports[0].Port).To(Equal(int32(80)))
+			Expect(s.Annotations).To(HaveKeyWithValue("someone.else/note", "kept"))
+		})
+
+		It("should prune objects it created earlier and no longer wants, and only those", func() {
+			owner := newOwner("prune")
+			other := newOwner("prune-other")
+			_, err := eng.Apply(ctx, owner, []client.Object{service("prune-a", 80, nil), service("prune-b", 81, nil)}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			// Same instance label, different owner: must survive.
+			_, err = eng.Apply(ctx, other, []client.Object{service("prune-c", 82, map[string]string{engine.LabelInstance: "prune"})}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(getService("prune-c").Labels).To(HaveKeyWithValue(engine.LabelInstance, "prune-other"))
+
+			counting.Reset()
+			res, err := eng.Apply(ctx, owner, []client.Object{service("prune-a", 80, nil)}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Pruned).To(Equal([]string{"Service/prune-b"}))
+			Expect(counting.Writes()).To(ConsistOf(ContainSubstring("delete")))
+			Eventually(func() error {
+				return env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "prune-b"}, &corev1.Service{})
+			}).Should(MatchError(ContainSubstring("not found")))
+			getService("prune-a")
+			getService("prune-c")
+		})
+
+		It("should refuse an object controlled by another owner and still apply the others", func() {
+			owner := newOwner("conflict")
+			other := newOwner("conflict-other")
+			_, err := eng.Apply(ctx, other, []client.Object{service("conflict-a", 80, nil)})
+			Expect(err).NotTo(HaveOccurred())
+
+			res, err := eng.Apply(ctx, owner, []client.Object{service("conflict-a", 80, nil), service("conflict-b", 81, nil)}, &corev1.ServiceList{})
+			Expect(err).To(MatchError(ContainSubstring("Service/conflict-a exists and is controlled by ConfigMap conflict-other")))
+			Expect(res.Created).To(Equal([]string{"Service/conflict-b"}))
+			Expect(metav1.IsControlledBy(getService("conflict-a"), other)).To(BeTrue())
+		})
+	})
+})
