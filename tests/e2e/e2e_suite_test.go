@@ -1,0 +1,185 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e runs the built manager binary against a local control plane
+// of real components (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler) with kwok playing the kubelet, all built from source by
+// hack/test-binaries.sh and started by hack/cluster.sh.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/testenv"
+)
+
+const leaseName = "kubeforge.kubeforge.io"
+
+var (
+	root       = testenv.RepoRoot()
+	kubeconfig string
+	k8sClient  client.Client
+	ctx        = context.Background()
+	artifacts  string
+	manager    *exec.Cmd
+	probePort  int
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(2 * time.Minute)
+	SetDefaultEventuallyPollingInterval(500 * time.Millisecond)
+	RunSpecs(t, "kubeforge end-to-end")
+}
+
+// run runs a command from the repo root and returns its stdout; stderr is
+// part of the error.
+func run(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "CLUSTER_NAME="+clusterName())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}
+
+func kubectl(args ...string) (string, error) { return run("kubectl", args...) }
+
+// kubectlStdin runs kubectl with input on its standard input.
+func kubectlStdin(input string, args ...string) (string, error) {
+	cmd := exec.Command("kubectl", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdin = strings.NewReader(input)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+func clusterName() string {
+	if n := os.Getenv("E2E_CLUSTER_NAME"); n != "" {
+		return n
+	}
+	return "kubeforge-e2e"
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+var _ = BeforeSuite(func() {
+	artifacts = filepath.Join(root, "tests", "e2e", "artifacts")
+	Expect(os.MkdirAll(artifacts, 0o755)).To(Succeed())
+
+	By("starting the local control plane")
+	out, err := run("hack/cluster.sh", "up")
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig = strings.TrimSpace(out)
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.New()})
+	Expect(err).NotTo(HaveOccurred())
+
+	By("building the manager")
+	_, err = run("go", "build", "-o", "bin/manager", "./cmd/manager")
+	Expect(err).NotTo(HaveOccurred())
+
+	By("installing the CRDs")
+	_, err = kubectl("apply", "--server-side", "--force-conflicts", "-f", "config/crd/bases")
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func() error {
+		_, err := kubectl("wait", "--for=condition=Established", "--timeout=10s", "crd", "--all")
+		return err
+	}).Should(Succeed())
+
+	By("installing the webhook configurations, served over HTTPS on loopback")
+	webhookPort := freePort()
+	certDir := filepath.Join(artifacts, "certs")
+	_, err = run("go", "run", "./hack/localwebhook", "--cert-dir", certDir,
+		"--port", fmt.Sprint(webhookPort), "--out", filepath.Join(artifacts, "webhooks.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	_, err = kubectl("apply", "--server-side", "--force-conflicts", "-f", filepath.Join(artifacts, "webhooks.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+
+	By("starting the manager with leader election")
+	probePort = freePort()
+	logFile, err := os.Create(filepath.Join(artifacts, "manager.log"))
+	Expect(err).NotTo(HaveOccurred())
+	manager = exec.Command(filepath.Join(root, "bin", "manager"),
+		"--kubeconfig", kubeconfig,
+		"--leader-elect", "--leader-election-namespace", "kube-system",
+		"--webhook-cert-path", certDir, "--webhook-port", fmt.Sprint(webhookPort),
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort()),
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probePort),
+	)
+	manager.Stdout, manager.Stderr = logFile, logFile
+	Expect(manager.Start()).To(Succeed())
+
+	Eventually(func(g Gomega) {
+		lease := &coordinationv1.Lease{}
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "kube-system", Name: leaseName}, lease)).To(Succeed())
+		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
+		g.Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", time.Now().Add(-30*time.Second)))
+	}).Should(Succeed())
+	Eventually(func() error {
+		_, err := run("curl", "-sf", fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort))
+		return err
+	}).Should(Succeed())
+})
+
+var _ = AfterSuite(func() {
+	if manager != nil && manager.Process != nil {
+		_ = manager.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- manager.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = manager.Process.Kill()
+		}
+	}
+	if os.Getenv("E2E_KEEP_CLUSTER") == "" {
+		_, err := run("hack/cluster.sh", "down")
+		Expect(err).NotTo(HaveOccurred())
+	}
+})
