@@ -33,6 +33,7 @@ help: ## Show the targets.
 .PHONY: manifests
 manifests: ## Generate CRDs, RBAC and webhook configurations from the code markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crddocs config/crd/bases/*.yaml
 
 .PHONY: generate
 generate: ## Generate DeepCopy methods.

@@ -12,6 +12,8 @@ cg rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true webhook paths=
   output:crd:artifacts:config="$tmp/crd" output:rbac:artifacts:config="$tmp/rbac" \
   output:webhook:artifacts:config="$tmp/webhook"
 
+go run ./hack/crddocs "$tmp"/crd/*.yaml
+
 stale=0
 check() { # generated committed
   if ! diff -u "$2" "$1" >"$tmp/diff" 2>&1; then

@@ -46,13 +46,14 @@ import (
 const leaseName = "kubeforge.kubeforge.io"
 
 var (
-	root       = testenv.RepoRoot()
-	kubeconfig string
-	k8sClient  client.Client
-	ctx        = context.Background()
-	artifacts  string
-	manager    *exec.Cmd
-	probePort  int
+	root        = testenv.RepoRoot()
+	kubeconfig  string
+	k8sClient   client.Client
+	ctx         = context.Background()
+	artifacts   string
+	manager     *exec.Cmd
+	probePort   int
+	metricsPort int
 )
 
 func TestE2E(t *testing.T) {
@@ -141,14 +142,14 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	By("starting the manager with leader election")
-	probePort = freePort()
+	probePort, metricsPort = freePort(), freePort()
 	logFile, err := os.Create(filepath.Join(artifacts, "manager.log"))
 	Expect(err).NotTo(HaveOccurred())
 	manager = exec.Command(filepath.Join(root, "bin", "manager"),
 		"--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", "kube-system",
 		"--webhook-cert-path", certDir, "--webhook-port", fmt.Sprint(webhookPort),
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort()),
+		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probePort),
 	)
 	manager.Stdout, manager.Stderr = logFile, logFile
