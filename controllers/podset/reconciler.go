@@ -36,6 +36,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 )
@@ -86,11 +87,13 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) (ob
 	if errs := webhooks.ValidatePodSet(defaulted); len(errs) > 0 {
 		o.invalid = admit.Invalid(appsv1alpha1.GroupVersion.WithKind("PodSet").GroupKind(), ps, errs)
 		logf.FromContext(ctx).Info("PodSet spec is invalid; waiting for a change", "error", o.invalid.Error())
+		r.Engine.Warn(ps, conditions.ReasonInvalidSpec, "Validate", "%s", o.invalid.Error())
 		return o, nil
 	}
 
 	if _, err := r.Engine.Apply(ctx, ps, DesiredObjects(defaulted), &appsv1.DeploymentList{}); err != nil {
 		o.applyErr = err
+		r.Engine.Warn(ps, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, fmt.Errorf("applying PodSet objects: %w", err)
 	}
 

@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,6 +206,17 @@ var _ = Describe("PodSet Controller", func() {
 				HaveField("Message", ContainSubstring("spec.template.spec.containers[0].name")),
 			))
 			Expect(condition("invalid", conditions.Ready)(Default)).To(HaveField("Status", metav1.ConditionFalse))
+			Eventually(func(g Gomega) []string {
+				events := &eventsv1.EventList{}
+				g.Expect(k8sClient.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+				var reasons []string
+				for _, e := range events.Items {
+					if e.Regarding.Name == "invalid" && e.Regarding.Kind == "PodSet" && e.Type == corev1.EventTypeWarning {
+						reasons = append(reasons, e.Reason)
+					}
+				}
+				return reasons
+			}).Should(ContainElement(conditions.ReasonInvalidSpec))
 			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: "invalid"}, &appsv1.Deployment{})
 			Expect(apierrors.IsNotFound(err)).To(BeTrue())
 		})

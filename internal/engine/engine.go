@@ -38,6 +38,7 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -320,7 +321,15 @@ func (e *Engine) prune(ctx context.Context, owner client.Object, keep map[string
 
 func (e *Engine) event(owner, related runtime.Object, reason, action, note string, args ...any) {
 	if e.Recorder != nil {
-		e.Recorder.Eventf(owner, related, "Normal", reason, action, note, args...)
+		e.Recorder.Eventf(owner, related, corev1.EventTypeNormal, reason, action, note, args...)
+	}
+}
+
+// Warn records a Warning event on owner: a reason in UpperCamelCase, the
+// action that failed ("Validate", "Apply") and what went wrong.
+func (e *Engine) Warn(owner runtime.Object, reason, action, note string, args ...any) {
+	if e.Recorder != nil {
+		e.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, reason, action, note, args...)
 	}
 }
 

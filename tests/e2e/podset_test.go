@@ -22,9 +22,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,6 +108,24 @@ var _ = Describe("PodSet", Ordered, Label("podset"), func() {
 		_, err = kubectl("scale", "-n", ns, "pset/web", "--replicas", "2")
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(converged(2)).Should(Succeed())
+	})
+
+	It("should be scaled by a HorizontalPodAutoscaler through the scale subresource", func() {
+		// Below minReplicas the HPA controller scales up without needing metrics.
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{
+					APIVersion: "apps.kubeforge.io/v1alpha1", Kind: "PodSet", Name: "web",
+				},
+				MinReplicas: new(int32(4)),
+				MaxReplicas: 6,
+			},
+		}
+		Expect(k8sClient.Create(ctx, hpa)).To(Succeed())
+		Eventually(converged(4)).Should(Succeed())
+		Eventually(func(g Gomega) int32 { return *podSet(g).Spec.Replicas }).Should(Equal(int32(4)))
+		Expect(k8sClient.Delete(ctx, hpa)).To(Succeed())
 	})
 
 	It("should garbage-collect the Deployment and its pods when the PodSet is deleted", func() {
