@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/internal/engine"
@@ -58,10 +57,8 @@ var _ = BeforeSuite(func() {
 	k8sClient = env.Client
 	ctx, cancel = context.WithCancel(context.Background())
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  env.Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   engine.CacheOptions(&appsv1.Deployment{}, &corev1.Pod{}),
+	mgr, err := env.NewManager(ctrl.Options{
+		Cache: engine.CacheOptions(&appsv1.Deployment{}, &corev1.Pod{}),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	counting = testenv.NewCountingClient(mgr.GetClient())

@@ -28,6 +28,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"flag"
 	"fmt"
@@ -38,7 +39,6 @@ import (
 	"strings"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -74,34 +74,23 @@ func run(certDir, in, out, host string, port int) error {
 		if strings.TrimSpace(doc) == "" {
 			continue
 		}
-		var meta struct{ Kind string }
-		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
 			return fmt.Errorf("reading %s: %w", in, err)
 		}
-		var obj any
-		switch meta.Kind {
-		case "MutatingWebhookConfiguration":
-			c := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			if err := yaml.Unmarshal([]byte(doc), c); err != nil {
-				return err
+		if k := obj["kind"]; k != "MutatingWebhookConfiguration" && k != "ValidatingWebhookConfiguration" {
+			return fmt.Errorf("unexpected kind %v in %s", k, in)
+		}
+		md, _ := obj["metadata"].(map[string]any)
+		if md == nil {
+			return fmt.Errorf("a %v in %s has no metadata", obj["kind"], in)
+		}
+		md["name"] = fmt.Sprintf("kubeforge-%v", md["name"])
+		webhooks, _ := obj["webhooks"].([]any)
+		for _, w := range webhooks {
+			if wh, ok := w.(map[string]any); ok {
+				wh["clientConfig"] = local(wh["clientConfig"], base, caPEM)
 			}
-			c.Name = "kubeforge-" + c.Name
-			for i := range c.Webhooks {
-				c.Webhooks[i].ClientConfig = local(c.Webhooks[i].ClientConfig, base, caPEM)
-			}
-			obj = c
-		case "ValidatingWebhookConfiguration":
-			c := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-			if err := yaml.Unmarshal([]byte(doc), c); err != nil {
-				return err
-			}
-			c.Name = "kubeforge-" + c.Name
-			for i := range c.Webhooks {
-				c.Webhooks[i].ClientConfig = local(c.Webhooks[i].ClientConfig, base, caPEM)
-			}
-			obj = c
-		default:
-			return fmt.Errorf("unexpected kind %q in %s", meta.Kind, in)
 		}
 		b, err := yaml.Marshal(obj)
 		if err != nil {
@@ -112,13 +101,18 @@ func run(certDir, in, out, host string, port int) error {
 	return os.WriteFile(out, bytes.Join(docs, []byte("---\n")), 0o644)
 }
 
-func local(cc admissionregistrationv1.WebhookClientConfig, base string, ca []byte) admissionregistrationv1.WebhookClientConfig {
+// local turns a clientConfig that names the webhook Service into one
+// that calls base + the Service's path, trusting ca.
+func local(clientConfig any, base string, ca []byte) map[string]any {
 	path := "/"
-	if cc.Service != nil && cc.Service.Path != nil {
-		path = *cc.Service.Path
+	if cc, ok := clientConfig.(map[string]any); ok {
+		if svc, ok := cc["service"].(map[string]any); ok {
+			if p, ok := svc["path"].(string); ok {
+				path = p
+			}
+		}
 	}
-	url := base + path
-	return admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca}
+	return map[string]any{"url": base + path, "caBundle": base64.StdEncoding.EncodeToString(ca)}
 }
 
 // ensureCerts returns the CA, creating a CA and a serving certificate for

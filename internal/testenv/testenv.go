@@ -21,6 +21,7 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,10 +29,13 @@ import (
 	"runtime"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
 )
@@ -96,6 +100,27 @@ func Start(opts Options) (*Env, error) {
 		return nil, err
 	}
 	return &Env{Environment: env, Config: cfg, Scheme: s, Client: c}, nil
+}
+
+// NewManager creates a manager on the test control plane with the kubeforge
+// scheme and no metrics listener; opts may set anything else.
+func (e *Env) NewManager(opts ctrl.Options) (ctrl.Manager, error) {
+	opts.Scheme = e.Scheme
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	return ctrl.NewManager(e.Config, opts)
+}
+
+// Object builds an object of any kind from its spec as raw JSON, so that
+// tests can send what a typed client could not (a quantity that does not
+// parse, a field of the wrong type).
+func Object(apiVersion, kind, namespace, name, specJSON string) (*unstructured.Unstructured, error) {
+	doc := fmt.Sprintf(`{"apiVersion":%q,"kind":%q,"metadata":{"name":%q,"namespace":%q},"spec":%s}`,
+		apiVersion, kind, name, namespace, specJSON)
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(doc), &u.Object); err != nil {
+		return nil, fmt.Errorf("building %s %s: %w", kind, name, err)
+	}
+	return u, nil
 }
 
 // CountingClient wraps a client and records every write it makes (create,

@@ -17,9 +17,6 @@ limitations under the License.
 package v1alpha1_test
 
 import (
-	"encoding/json"
-	"fmt"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,14 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/testenv"
 )
 
 // podSetJSON builds a PodSet as raw JSON, so that the tests can send what
 // a typed client could not (bad quantities, for one).
 func podSetJSON(name, spec string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	doc := fmt.Sprintf(`{"apiVersion":"apps.kubeforge.io/v1alpha1","kind":"PodSet","metadata":{"name":%q,"namespace":"default"},"spec":%s}`, name, spec)
-	Expect(json.Unmarshal([]byte(doc), &u.Object)).To(Succeed())
+	u, err := testenv.Object("apps.kubeforge.io/v1alpha1", "PodSet", "default", name, spec)
+	Expect(err).NotTo(HaveOccurred())
 	return u
 }
 

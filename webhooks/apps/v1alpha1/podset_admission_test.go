@@ -19,7 +19,6 @@ package v1alpha1_test
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -31,12 +30,12 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/testenv"
 )
 
 func podSetJSON(name, spec string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	doc := fmt.Sprintf(`{"apiVersion":"apps.kubeforge.io/v1alpha1","kind":"PodSet","metadata":{"name":%q,"namespace":"default"},"spec":%s}`, name, spec)
-	Expect(json.Unmarshal([]byte(doc), &u.Object)).To(Succeed())
+	u, err := testenv.Object("apps.kubeforge.io/v1alpha1", "PodSet", "default", name, spec)
+	Expect(err).NotTo(HaveOccurred())
 	return u
 }
 
