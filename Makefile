@@ -68,9 +68,12 @@ test-binaries: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sche
 test-unit: test-binaries ## Unit and envtest (integration) tests.
 	KUBEBUILDER_ASSETS="$(BIN_DIR)" go test $(GO_PACKAGES) -count=1 -timeout 20m
 
+# E2E_LABELS picks a slice of the end-to-end specs, e.g. E2E_LABELS=podset.
+E2E_LABELS ?=
+
 .PHONY: test-e2e
 test-e2e: test-binaries build ## End-to-end tests against a local kwok cluster (created and deleted by the suite).
-	PATH="$(BIN_DIR):$$PATH" go test ./tests/e2e/... -count=1 -timeout 30m -v -ginkgo.v
+	PATH="$(BIN_DIR):$$PATH" go test ./tests/e2e/... -count=1 -timeout 30m -v -ginkgo.v $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz test for 30s.

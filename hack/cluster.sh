@@ -31,6 +31,7 @@ healthy() {
 up() {
   local bin
   bin=$(bin_dir)
+  export PATH="$bin:$PATH" # kubectl matching the cluster
   local kwokctl="$bin/kwokctl"
   if exists && healthy; then
     log "cluster $CLUSTER_NAME is already running"
