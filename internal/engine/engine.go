@@ -169,9 +169,10 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		labels = map[string]string{}
 	}
 	for k, v := range CommonLabels(owner, strings.ToLower(gvk.Kind)) {
-		if _, set := labels[k]; !set || k != LabelComponent {
-			labels[k] = v
+		if k == LabelComponent && labels[k] != "" {
+			continue // the builder named the component
 		}
+		labels[k] = v
 	}
 	obj.SetLabels(labels)
 	if err := controllerutil.SetControllerReference(owner, obj, e.Scheme); err != nil {
@@ -186,12 +187,6 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	if err != nil {
 		return key, unchanged, err
 	}
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	annotations[AnnotationDesiredHash] = hash
-	obj.SetAnnotations(annotations)
 	md, _ := want["metadata"].(map[string]any)
 	mdAnnotations, _ := md["annotations"].(map[string]any)
 	if mdAnnotations == nil {
