@@ -41,6 +41,15 @@ fi
 
 command -v go >/dev/null || { log "go is not on PATH"; exit 1; }
 mkdir -p "$BIN_DIR" "$SRC_DIR"
+# One build at a time (make demo and make test may start together); the
+# second waits, then finds the binaries.
+exec 9>"$CACHE_ROOT/k8s-$K8S_VERSION/.lock"
+flock 9
+if complete; then
+  log "built meanwhile by another run: $BIN_DIR"
+  echo "$BIN_DIR"
+  exit 0
+fi
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
 start_all=$(date +%s)
 

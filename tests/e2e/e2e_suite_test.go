@@ -168,6 +168,22 @@ var _ = BeforeSuite(func() {
 	}).Should(Succeed())
 })
 
+// On failure, show the end of the manager's log next to the failure.
+var _ = ReportAfterSuite("manager log on failure", func(r Report) {
+	if r.SuiteSucceeded {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(root, "tests", "e2e", "artifacts", "manager.log"))
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > 60 {
+		lines = lines[len(lines)-60:]
+	}
+	fmt.Fprintf(GinkgoWriter, "--- last lines of tests/e2e/artifacts/manager.log ---\n%s\n", strings.Join(lines, "\n"))
+})
+
 var _ = AfterSuite(func() {
 	if manager != nil && manager.Process != nil {
 		_ = manager.Process.Signal(syscall.SIGTERM)

@@ -110,6 +110,17 @@ var _ = Describe("PodSet", Ordered, Label("podset"), func() {
 		Eventually(converged(2)).Should(Succeed())
 	})
 
+	It("should undo a hand edit of its Deployment", func() {
+		_, err := kubectl("scale", "-n", ns, "deployment/web", "--replicas", "1")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) int32 {
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, d)).To(Succeed())
+			return *d.Spec.Replicas
+		}).Should(Equal(int32(2)))
+		Eventually(converged(2)).Should(Succeed())
+	})
+
 	It("should be scaled by a HorizontalPodAutoscaler through the scale subresource", func() {
 		// Below minReplicas the HPA controller scales up without needing metrics.
 		hpa := &autoscalingv2.HorizontalPodAutoscaler{
