@@ -30,6 +30,7 @@ import (
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -64,7 +65,9 @@ func main() {
 		leaderElectionID, leaderElectionNamespace string
 		enableLeaderElection, secureMetrics       bool
 		enableHTTP2, enableWebhooks               bool
-		webhookPort                               int
+		webhookPort, maxConcurrentReconciles      int
+		kubeAPIQPS                                float64
+		kubeAPIBurst                              int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
@@ -83,6 +86,10 @@ func main() {
 	flag.StringVar(&keyName, "cert-key", "tls.key", "The key file name in the cert directories.")
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks.")
+	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
+		"How many objects of one kind are reconciled at the same time.")
+	flag.Float64Var(&kubeAPIQPS, "kube-api-qps", 50, "Queries per second the manager may send to the API server.")
+	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 100, "Burst of queries the manager may send to the API server.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	opts := zap.Options{Development: false}
@@ -111,7 +118,10 @@ func main() {
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = metricsCertPath, certName, keyName
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restConfig := ctrl.GetConfigOrDie()
+	restConfig.QPS, restConfig.Burst = float32(kubeAPIQPS), kubeAPIBurst
+
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsOpts,
 		WebhookServer:           webhook.NewServer(webhookOpts),
@@ -122,6 +132,7 @@ func main() {
 		// Step down at once on SIGTERM, so a new leader takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         engine.CacheOptions(ownedTypes()...),
+		Controller:                    config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles},
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to create manager")
