@@ -47,8 +47,9 @@ type Reconciler struct {
 	Engine *engine.Engine
 }
 
-// +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets/status,verbs=get;update;patch
+// Owner references with blockOwnerDeletion need update on the finalizers subresource.
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
