@@ -43,6 +43,12 @@ generate: ## Generate DeepCopy methods.
 verify-generated: ## Fail when the committed generated files are stale.
 	hack/verify-generated.sh
 
+.PHONY: verify-config
+verify-config: ## Fail when a kustomize overlay in config/ does not build.
+	@for d in config/default config/crd config/rbac config/webhook config/samples config/prometheus config/certmanager; do \
+		$(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
+	done; echo "config/ overlays build"
+
 .PHONY: fmt
 fmt: ## go fmt.
 	go fmt ./...
@@ -58,7 +64,7 @@ verify-fmt: ## Fail when a Go file is not gofmt'ed.
 ##@ Test
 
 .PHONY: test
-test: verify-fmt verify-generated vet test-unit test-e2e ## Everything: generated-file check, vet, unit + envtest, e2e.
+test: verify-fmt verify-generated verify-config vet test-unit test-e2e ## Everything: generated-file and config checks, vet, unit + envtest, e2e.
 
 .PHONY: test-binaries
 test-binaries: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok from source (cached).
