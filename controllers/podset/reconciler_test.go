@@ -148,6 +148,14 @@ var _ = Describe("PodSet Controller", func() {
 			Expect(counting.Writes()).To(ConsistOf(ContainSubstring("apply")))
 		})
 
+		It("should recreate its Deployment when someone deletes it", func() {
+			Expect(k8sClient.Create(ctx, newPodSet("recreate", 1))).To(Succeed())
+			settled("recreate")
+			old := getDeployment("recreate")(Default)
+			Expect(k8sClient.Delete(ctx, old)).To(Succeed())
+			Eventually(func(g Gomega) types.UID { return getDeployment("recreate")(g).UID }).ShouldNot(Equal(old.UID))
+		})
+
 		It("should follow the scale subresource", func() {
 			ps := newPodSet("scaled", 1)
 			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
