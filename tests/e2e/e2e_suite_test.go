@@ -24,6 +24,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,10 +163,14 @@ var _ = BeforeSuite(func() {
 		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 		g.Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", time.Now().Add(-30*time.Second)))
 	}).Should(Succeed())
-	Eventually(func() error {
-		_, err := run("curl", "-sf", fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort))
-		return err
-	}).Should(Succeed())
+	Eventually(func() (int, error) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort))
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}).Should(Equal(http.StatusOK))
 })
 
 // On failure, show the end of the manager's log next to the failure.
