@@ -7,7 +7,7 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
 # Tools are pinned in hack/tools/go.mod and run through `go tool`.
-TOOLS := go tool -modfile=hack/tools/go.mod
+TOOLS := go tool -modfile=$(CURDIR)/hack/tools/go.mod
 CONTROLLER_GEN := $(TOOLS) controller-gen
 KUSTOMIZE := $(TOOLS) kustomize
 GINKGO := $(TOOLS) ginkgo
@@ -129,7 +129,8 @@ uninstall: manifests ## Remove the CRDs from the current cluster.
 	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: manifests ## Deploy the operator (needs cert-manager) into the current cluster.
+deploy: manifests ## Deploy the operator (needs cert-manager) into the current cluster; IMG names the image.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
 
 .PHONY: undeploy
