@@ -10,7 +10,6 @@ SHELL := /usr/bin/env bash -o pipefail
 TOOLS := go tool -modfile=$(CURDIR)/hack/tools/go.mod
 CONTROLLER_GEN := $(TOOLS) controller-gen
 KUSTOMIZE := $(TOOLS) kustomize
-GINKGO := $(TOOLS) ginkgo
 
 # Test binaries (etcd, kube-apiserver, ...) are built from source into a
 # cache outside the repo by hack/test-binaries.sh.

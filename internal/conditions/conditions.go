@@ -42,7 +42,6 @@ const (
 	ReasonReconciling       = "Reconciling"
 	ReasonRolloutDone       = "RolloutComplete"
 	ReasonAvailable         = "Available"
-	ReasonUnavailable       = "Unavailable"
 	ReasonScaledToZero      = "ScaledToZero"
 	ReasonDeadlineInRollout = "ProgressDeadlineExceeded"
 )

@@ -85,14 +85,11 @@ func pruneEmpty(v any) any {
 	}
 }
 
-// contains reports whether every field set in want has the same value in
-// have. Maps may carry extra keys in have (the API server's defaults, other
-// controllers' annotations); lists must have the same length and match
-// element by element, since we own them whole.
-func contains(have, want any) bool { return difference(have, want, "") == "" }
-
 // difference returns the path of the first field of want that have lacks or
-// holds with another value, or "" when have contains want.
+// holds with another value, or "" when have contains want. Maps may carry
+// extra keys in have (the API server's defaults, other controllers'
+// annotations); lists must have the same length and match element by
+// element, since we own them whole.
 func difference(have, want any, path string) string {
 	switch w := want.(type) {
 	case map[string]any:
@@ -179,7 +176,7 @@ func normalizeNumber(v any) any {
 
 // hashOf is a short, stable digest of a comparable object. It records what
 // we last applied, so that a field dropped from the desired object (which
-// contains() cannot see) still leads to an apply.
+// difference() cannot see) still leads to an apply.
 func hashOf(m map[string]any) (string, error) {
 	b, err := json.Marshal(m) // map keys are sorted by encoding/json
 	if err != nil {

@@ -58,7 +58,6 @@ const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	LabelInstance  = "app.kubernetes.io/instance"
 	LabelComponent = "app.kubernetes.io/component"
-	LabelName      = "app.kubernetes.io/name"
 
 	// ManagedByValue is the value of LabelManagedBy. The manager's cache
 	// holds owned kinds only when they carry it.
