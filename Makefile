@@ -69,8 +69,12 @@ test: verify-fmt verify-generated verify-config vet test-unit test-e2e ## Everyt
 test-binaries: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok from source (cached).
 	hack/test-binaries.sh >/dev/null
 
+.PHONY: test-deps
+test-deps: ## Install the Debian packages the tests use as real peers (nginx, nss_wrapper), if missing.
+	hack/test-deps.sh
+
 .PHONY: test-unit
-test-unit: test-binaries ## Unit and envtest (integration) tests.
+test-unit: test-binaries test-deps ## Unit and envtest (integration) tests.
 	KUBEBUILDER_ASSETS="$(BIN_DIR)" go test $(GO_PACKAGES) -count=1 -timeout 20m
 
 # E2E_LABELS picks a slice of the end-to-end specs, e.g. E2E_LABELS=podset.
@@ -84,6 +88,7 @@ test-e2e: test-binaries build ## End-to-end tests against a local kwok cluster (
 fuzz: ## Run each fuzz test for 30s.
 	go test ./internal/validation/ -run '^$$' -fuzz FuzzRawQuantityErrors -fuzztime 30s
 	go test ./webhooks/apps/v1alpha1/ -run '^$$' -fuzz FuzzValidatePodSet -fuzztime 30s
+	go test ./webhooks/networking/v1alpha1/ -run '^$$' -fuzz FuzzValidateBalancer -fuzztime 30s
 
 ##@ Build
 

@@ -27,6 +27,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,10 +38,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/kubeforge/kubeforge/controllers/balancer"
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
+	networkingwebhooks "github.com/kubeforge/kubeforge/webhooks/networking/v1alpha1"
 )
 
 var setupLog = ctrl.Log.WithName("setup")
@@ -50,7 +53,39 @@ var setupLog = ctrl.Log.WithName("setup")
 // app.kubernetes.io/managed-by=kubeforge label, so the operator's memory
 // does not grow with the cluster's unrelated objects.
 func ownedTypes() []client.Object {
-	return []client.Object{&appsv1.Deployment{}, &corev1.Pod{}}
+	return []client.Object{
+		&appsv1.Deployment{}, &corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
+		// EndpointSlices carry their Service's labels, so those of the
+		// Balancers' backend Services are the only ones cached.
+		&discoveryv1.EndpointSlice{},
+	}
+}
+
+// kind wires one kubeforge kind into the manager: its controller and its
+// webhooks.
+type kind struct {
+	name       string
+	controller func(ctrl.Manager, *engine.Engine) error
+	webhooks   func(ctrl.Manager) error
+}
+
+func kinds(clusterDomain string) []kind {
+	return []kind{
+		{
+			name: "PodSet",
+			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
+				return (&podset.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr)
+			},
+			webhooks: appswebhooks.SetupPodSetWebhookWithManager,
+		},
+		{
+			name: "Balancer",
+			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
+				return (&balancer.Reconciler{Client: mgr.GetClient(), Engine: eng, ClusterDomain: clusterDomain}).SetupWithManager(mgr)
+			},
+			webhooks: networkingwebhooks.SetupBalancerWebhookWithManager,
+		},
+	}
 }
 
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
@@ -68,6 +103,7 @@ func main() {
 		webhookPort, maxConcurrentReconciles      int
 		kubeAPIQPS                                float64
 		kubeAPIBurst                              int
+		clusterDomain                             string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
@@ -90,6 +126,8 @@ func main() {
 		"How many objects of one kind are reconciled at the same time.")
 	flag.Float64Var(&kubeAPIQPS, "kube-api-qps", 50, "Queries per second the manager may send to the API server.")
 	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 100, "Burst of queries the manager may send to the API server.")
+	flag.StringVar(&clusterDomain, "cluster-domain", balancer.DefaultClusterDomain,
+		"The cluster's DNS domain; Balancer proxies reach backend Services by <service>.<namespace>.svc.<domain>.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	opts := zap.Options{Development: false}
@@ -140,14 +178,16 @@ func main() {
 	}
 
 	eng := &engine.Engine{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
-	if err := (&podset.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "Unable to create controller", "controller", "PodSet")
-		os.Exit(1)
-	}
-	if enableWebhooks {
-		if err := appswebhooks.SetupPodSetWebhookWithManager(mgr); err != nil {
-			setupLog.Error(err, "Unable to create webhook", "webhook", "PodSet")
+	for _, k := range kinds(clusterDomain) {
+		if err := k.controller(mgr, eng); err != nil {
+			setupLog.Error(err, "Unable to create controller", "controller", k.name)
 			os.Exit(1)
+		}
+		if enableWebhooks {
+			if err := k.webhooks(mgr); err != nil {
+				setupLog.Error(err, "Unable to create webhook", "webhook", k.name)
+				os.Exit(1)
+			}
 		}
 	}
 

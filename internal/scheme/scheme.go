@@ -24,6 +24,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 )
 
 // New returns a scheme with the built-in types and every kubeforge kind.
@@ -31,5 +32,6 @@ func New() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(appsv1alpha1.AddToScheme(s))
+	utilruntime.Must(networkingv1alpha1.AddToScheme(s))
 	return s
 }

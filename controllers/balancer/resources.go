@@ -1,0 +1,210 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package balancer
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+// The app.kubernetes.io/component values of a Balancer's objects.
+const (
+	componentFrontend = "frontend"
+	componentProxy    = "proxy"
+	componentBackend  = "backend"
+)
+
+// configDir is where the proxy container finds nginx.conf.
+const configDir = "/etc/kubeforge"
+
+// ProxyName is the name of the proxy's Deployment and ConfigMap.
+func ProxyName(b *networkingv1alpha1.Balancer) string { return b.Name + "-proxy" }
+
+// BackendServiceName is the name of a backend's Service.
+func BackendServiceName(b *networkingv1alpha1.Balancer, be networkingv1alpha1.BalancerBackend) string {
+	return b.Name + "-" + be.Name
+}
+
+// ProxySelectorLabels select the proxy pods. They derive from the name
+// alone, so the Deployment's (immutable) selector never changes, and no
+// backend pod carries them.
+func ProxySelectorLabels(b *networkingv1alpha1.Balancer) map[string]string {
+	return map[string]string{networkingv1alpha1.BalancerProxyLabel: b.Name}
+}
+
+// Selector is ProxySelectorLabels in string form, for the scale subresource.
+func Selector(b *networkingv1alpha1.Balancer) string {
+	return labels.SelectorFromSet(ProxySelectorLabels(b)).String()
+}
+
+// BackendSelector is the selector of a backend's pods: spec.selector with
+// the backend's selector laid over it.
+func BackendSelector(b *networkingv1alpha1.Balancer, be networkingv1alpha1.BalancerBackend) map[string]string {
+	sel := map[string]string{}
+	for k, v := range b.Spec.Selector {
+		sel[k] = v
+	}
+	for k, v := range be.Selector {
+		sel[k] = v
+	}
+	return sel
+}
+
+// DesiredObjects are the objects a Balancer owns, built from its spec
+// alone: the backend Services, the proxy's ConfigMap and Deployment, and
+// the front-end Service. The backend Services come first so that their
+// names resolve when the proxy starts.
+func DesiredObjects(b *networkingv1alpha1.Balancer, opts RenderOptions) []client.Object {
+	var objs []client.Object
+	for _, be := range b.Spec.Backends {
+		objs = append(objs, BackendService(b, be))
+	}
+	conf := NginxConf(b, opts)
+	objs = append(objs, ConfigMap(b, conf), Deployment(b, ConfigHash(conf)), FrontendService(b))
+	return objs
+}
+
+// ConfigMap holds the proxy's nginx.conf.
+func ConfigMap(b *networkingv1alpha1.Balancer, conf string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: objectMeta(b, ProxyName(b), componentProxy),
+		Data:       map[string]string{"nginx.conf": conf},
+	}
+}
+
+// Deployment runs the nginx proxy with the ConfigMap mounted. The config
+// hash in the pod template rolls the proxy whenever nginx.conf changes.
+func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deployment {
+	replicas := networkingv1alpha1.BalancerDefaultReplicas
+	if b.Spec.Replicas != nil {
+		replicas = *b.Spec.Replicas
+	}
+	image := b.Spec.Image
+	if image == "" {
+		image = networkingv1alpha1.BalancerDefaultImage
+	}
+	podLabels := engine.CommonLabels(b, componentProxy)
+	for k, v := range ProxySelectorLabels(b) {
+		podLabels[k] = v
+	}
+
+	container := corev1.Container{
+		Name:            "nginx",
+		Image:           image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"nginx", "-c", configDir + "/nginx.conf", "-g", "daemon off;"},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
+	}
+	for _, p := range b.Spec.Ports {
+		container.Ports = append(container.Ports, corev1.ContainerPort{ContainerPort: p.Port, Protocol: protocol(p)})
+	}
+	// Ready when nginx accepts connections on the first TCP port; a
+	// UDP-only proxy has nothing to probe and is ready when it runs.
+	for _, p := range b.Spec.Ports {
+		if protocol(p) == corev1.ProtocolTCP {
+			container.ReadinessProbe = &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(p.Port)}},
+				PeriodSeconds: 5,
+			}
+			break
+		}
+	}
+	if b.Spec.Resources != nil {
+		container.Resources = *b.Spec.Resources
+	}
+
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: objectMeta(b, ProxyName(b), componentProxy),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: ProxySelectorLabels(b)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      podLabels,
+					Annotations: map[string]string{networkingv1alpha1.ConfigHashAnnotation: configHash},
+				},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{container},
+					Volumes: []corev1.Volume{{
+						Name: "config",
+						VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: ProxyName(b)},
+						}},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// FrontendService is the Service clients connect to: it selects the proxy
+// pods, one port per spec port.
+func FrontendService(b *networkingv1alpha1.Balancer) *corev1.Service {
+	svcType := b.Spec.ServiceType
+	if svcType == "" {
+		svcType = corev1.ServiceTypeClusterIP
+	}
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(b, b.Name, componentFrontend),
+		Spec: corev1.ServiceSpec{
+			Type:     svcType,
+			Selector: ProxySelectorLabels(b),
+		},
+	}
+	for _, p := range b.Spec.Ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: p.Name, Protocol: protocol(p), Port: p.Port, TargetPort: intstr.FromInt32(p.Port),
+		})
+	}
+	return svc
+}
+
+// BackendService selects one backend's pods; nginx connects to it by its
+// cluster DNS name, on the spec ports, which it forwards to targetPort.
+func BackendService(b *networkingv1alpha1.Balancer, be networkingv1alpha1.BalancerBackend) *corev1.Service {
+	meta := objectMeta(b, BackendServiceName(b, be), componentBackend)
+	meta.Labels[networkingv1alpha1.BalancerLabel] = b.Name
+	meta.Labels[networkingv1alpha1.BalancerBackendLabel] = be.Name
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta,
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: BackendSelector(b, be),
+		},
+	}
+	for _, p := range b.Spec.Ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: p.Name, Protocol: protocol(p), Port: p.Port, TargetPort: intstr.FromInt32(targetPort(p)),
+		})
+	}
+	return svc
+}
+
+func objectMeta(b *networkingv1alpha1.Balancer, name, component string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: b.Namespace, Labels: engine.CommonLabels(b, component)}
+}

@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package balancer
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+)
+
+// Reasons specific to Balancers.
+const (
+	ReasonNoActiveBackend   = "NoActiveBackend"
+	ReasonBackendsUnready   = "BackendsWithoutEndpoints"
+	ReasonProxyUnavailable  = "ProxyUnavailable"
+	ReasonProxyAbsent       = "ProxyNotFound"
+	ReasonRollingOut        = "RollingOut"
+	ReasonProxyScaledToZero = "ProxyScaledToZero"
+)
+
+// observed is what the reconciler saw of a Balancer's children.
+type observed struct {
+	// proxy is nil when the Deployment does not exist (yet).
+	proxy *appsv1.Deployment
+	// slices holds the EndpointSlices of each backend Service, by Service name.
+	slices map[string][]discoveryv1.EndpointSlice
+	// configHash is the hash of the nginx.conf that was applied.
+	configHash string
+	applyErr   error
+	invalid    error
+}
+
+// ReadyEndpoints counts the distinct ready endpoints in a Service's
+// EndpointSlices. An endpoint whose ready condition is unknown counts as
+// ready, as the EndpointSlice API says consumers should.
+func ReadyEndpoints(slices []discoveryv1.EndpointSlice) int32 {
+	seen := map[string]bool{}
+	for _, s := range slices {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			if len(ep.Addresses) == 0 {
+				continue
+			}
+			// Slices of one Service may repeat an endpoint (one slice per
+			// address type or port set); count each address once.
+			seen[string(s.AddressType)+"/"+ep.Addresses[0]] = true
+		}
+	}
+	return int32(len(seen))
+}
+
+// computeStatus sets b.Status from what was observed. It is a pure
+// function; the reconciler patches the status only if this changed it.
+func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
+	st := &b.Status
+	gen := b.Generation
+	st.ObservedGeneration = gen
+	st.Selector = Selector(b)
+	if o.configHash != "" {
+		st.ConfigHash = o.configHash
+	}
+
+	st.Backends = nil
+	st.ActiveBackends, st.ObsoleteBackends = 0, 0
+	var unready []string
+	for _, be := range b.Spec.Backends {
+		w := Weight(be)
+		n := ReadyEndpoints(o.slices[BackendServiceName(b, be)])
+		st.Backends = append(st.Backends, networkingv1alpha1.BalancerBackendStatus{Name: be.Name, Weight: w, ReadyEndpoints: n})
+		switch {
+		case n == 0:
+			st.ObsoleteBackends++
+			if w > 0 {
+				unready = append(unready, be.Name)
+			}
+		case w > 0:
+			st.ActiveBackends++
+		}
+	}
+
+	st.Replicas, st.ReadyReplicas = 0, 0
+	d := o.proxy
+	if d != nil {
+		st.Replicas = d.Status.Replicas
+		st.ReadyReplicas = d.Status.ReadyReplicas
+	}
+
+	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
+	for _, failure := range []struct {
+		err    error
+		reason string
+	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, conditions.ReasonApplyFailed}} {
+		if failure.err != nil {
+			msg := failure.err.Error()
+			set(conditions.Ready, false, failure.reason, msg)
+			set(conditions.Progressing, false, failure.reason, msg)
+			set(conditions.Degraded, true, failure.reason, msg)
+			return
+		}
+	}
+
+	if len(unready) > 0 {
+		set(conditions.Degraded, true, ReasonBackendsUnready,
+			fmt.Sprintf("Weighted backends without a ready endpoint: %s", strings.Join(unready, ", ")))
+	} else {
+		set(conditions.Degraded, false, conditions.ReasonAsExpected, "Every weighted backend has ready endpoints")
+	}
+
+	if d == nil {
+		set(conditions.Progressing, true, conditions.ReasonReconciling, "Creating the proxy Deployment")
+		set(conditions.Ready, false, ReasonProxyAbsent, "The proxy Deployment does not exist yet")
+		return
+	}
+	desired := networkingv1alpha1.BalancerDefaultReplicas
+	if b.Spec.Replicas != nil {
+		desired = *b.Spec.Replicas
+	}
+	upToDate := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == desired
+	settled := upToDate && d.Status.Replicas == desired && d.Status.AvailableReplicas == desired
+	switch {
+	case settled:
+		set(conditions.Progressing, false, conditions.ReasonRolloutDone, fmt.Sprintf("%d of %d proxy pods updated and available", desired, desired))
+	case !upToDate:
+		set(conditions.Progressing, true, ReasonRollingOut, fmt.Sprintf("%d of %d proxy pods updated", d.Status.UpdatedReplicas, desired))
+	default:
+		set(conditions.Progressing, true, conditions.ReasonReconciling, fmt.Sprintf("%d proxy pods, %d available, %d desired", d.Status.Replicas, d.Status.AvailableReplicas, desired))
+	}
+
+	available := false
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			available = true
+		}
+	}
+	switch {
+	case desired == 0:
+		set(conditions.Ready, false, ReasonProxyScaledToZero, "The proxy is scaled to zero pods")
+	case !available || d.Status.AvailableReplicas == 0:
+		set(conditions.Ready, false, ReasonProxyUnavailable, fmt.Sprintf("%d of %d proxy pods available", d.Status.AvailableReplicas, desired))
+	case st.ActiveBackends == 0:
+		set(conditions.Ready, false, ReasonNoActiveBackend, "No backend with a weight above 0 has a ready endpoint")
+	default:
+		set(conditions.Ready, true, conditions.ReasonAvailable,
+			fmt.Sprintf("%d of %d proxy pods available; %d of %d backends active", d.Status.AvailableReplicas, desired, st.ActiveBackends, len(b.Spec.Backends)))
+	}
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that the tests use as real peers, when they
+# are missing: nginx with its stream module (Balancer traffic tests) and
+# nss_wrapper (lets `nginx -t` resolve cluster DNS names to loopback).
+# Idempotent: it does nothing when everything is there.
+set -euo pipefail
+
+packages=(nginx libnginx-mod-stream libnss-wrapper)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "test-deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "test-deps: installing ${missing[*]}" >&2
+$sudo apt-get update -qq >/dev/null
+# Keep the packages from starting a system nginx: tests start their own.
+export DEBIAN_FRONTEND=noninteractive RUNLEVEL=1
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Some images start the service anyway; the tests need port 80 free of it
+# no more than they need its configuration, so stop it.
+if pgrep -x nginx >/dev/null 2>&1; then $sudo nginx -s quit 2>/dev/null || true; fi
