@@ -18,16 +18,13 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
-	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/testenv"
@@ -39,44 +36,12 @@ func podSetJSON(name, spec string) *unstructured.Unstructured {
 	return u
 }
 
-// causes returns the field paths of an Invalid error.
-func causes(err error) []string {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil {
-		return nil
-	}
-	var fields []string
-	for _, c := range status.Status().Details.Causes {
-		fields = append(fields, c.Field)
-	}
-	return fields
-}
+func causes(err error) []string { return testenv.Causes(err) }
 
-// webhookRequests reads controller-runtime's count of requests served on a path.
 func webhookRequests(path string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
+	n, err := testenv.WebhookRequests(path)
 	Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_webhook_requests_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelValue(m, "webhook") == path {
-				total += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return total
-}
-
-func labelValue(m *dto.Metric, name string) string {
-	for _, l := range m.GetLabel() {
-		if l.GetName() == name {
-			return l.GetValue()
-		}
-	}
-	return ""
+	return n
 }
 
 const (

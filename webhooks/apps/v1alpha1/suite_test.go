@@ -18,17 +18,11 @@ package v1alpha1_test
 
 import (
 	"context"
-	"crypto/tls"
-	"fmt"
-	"net"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/kubeforge/kubeforge/internal/testenv"
 	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
@@ -56,27 +50,7 @@ var _ = BeforeSuite(func() {
 	k8sClient = env.Client
 	ctx, cancel = context.WithCancel(context.Background())
 
-	wio := &env.WebhookInstallOptions
-	mgr, err := env.NewManager(ctrl.Options{
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
-		}),
-	})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(webhooks.SetupPodSetWebhookWithManager(mgr)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-
-	addr := net.JoinHostPort(wio.LocalServingHost, fmt.Sprint(wio.LocalServingPort))
-	Eventually(func() error {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test only: is the server up?
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	}).Should(Succeed())
+	Expect(env.StartWebhooks(ctx, webhooks.SetupPodSetWebhookWithManager)).To(Succeed())
 })
 
 var _ = AfterSuite(func() {

@@ -84,13 +84,13 @@ func TestValidateBalancer(t *testing.T) {
 		mutate func(*B)
 		want   []string
 	}{
-		"accept the canary sample": {},
+		"accept the canary sample":                        {},
 		"accept a drained backend next to a weighted one": {mutate: func(b *B) { b.Spec.Backends[0].Weight = new(int32(0)) }},
 		"accept the same port number over TCP and UDP": {mutate: func(b *B) {
 			b.Spec.Ports = append(b.Spec.Ports, networkingv1alpha1.BalancerPort{Name: "http-udp", Protocol: corev1.ProtocolUDP, Port: 80})
 		}},
-		"reject no port":    {mutate: func(b *B) { b.Spec.Ports = nil }, want: []string{"spec.ports"}},
-		"reject no backend": {mutate: func(b *B) { b.Spec.Backends = nil }, want: []string{"spec.backends"}},
+		"reject no port":     {mutate: func(b *B) { b.Spec.Ports = nil }, want: []string{"spec.ports"}},
+		"reject no backend":  {mutate: func(b *B) { b.Spec.Backends = nil }, want: []string{"spec.backends"}},
 		"reject no selector": {mutate: func(b *B) { b.Spec.Selector = nil }, want: []string{"spec.selector"}},
 		"reject duplicate backend names": {
 			mutate: func(b *B) { b.Spec.Backends[1].Name = "v1" },
@@ -140,8 +140,12 @@ func TestValidateBalancer(t *testing.T) {
 			want:   []string{"spec.backends[0].name", "spec.backends[0].name"},
 		},
 		"reject a name too long for <name>-proxy": {
-			mutate: func(b *B) { b.Name = strings.Repeat("s", 58); b.Spec.Backends = b.Spec.Backends[:1]; b.Spec.Backends[0].Name = "a" },
-			want:   []string{"metadata.name"},
+			mutate: func(b *B) {
+				b.Name = strings.Repeat("s", 58)
+				b.Spec.Backends = b.Spec.Backends[:1]
+				b.Spec.Backends[0].Name = "a"
+			},
+			want: []string{"metadata.name"},
 		},
 		"reject an unknown protocol and service type": {
 			mutate: func(b *B) { b.Spec.Ports[0].Protocol = "SCTP"; b.Spec.ServiceType = "ExternalName" },

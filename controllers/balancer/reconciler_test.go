@@ -1,0 +1,295 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package balancer_test
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/balancer"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+)
+
+func newBalancer(name string, weights ...int32) *networkingv1alpha1.Balancer {
+	b := &networkingv1alpha1.Balancer{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: networkingv1alpha1.BalancerSpec{
+			Selector: map[string]string{"app": name},
+			Ports: []networkingv1alpha1.BalancerPort{
+				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: 8080},
+				{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: 5353},
+			},
+		},
+	}
+	for i, w := range weights {
+		v := fmt.Sprintf("v%d", i+1)
+		b.Spec.Backends = append(b.Spec.Backends, networkingv1alpha1.BalancerBackend{
+			Name: v, Weight: ptr.To(w), Selector: map[string]string{"version": v},
+		})
+	}
+	return b
+}
+
+func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
+
+func getBalancer(name string) func(g Gomega) *networkingv1alpha1.Balancer {
+	return func(g Gomega) *networkingv1alpha1.Balancer {
+		b := &networkingv1alpha1.Balancer{}
+		g.Expect(k8sClient.Get(ctx, key(name), b)).To(Succeed())
+		return b
+	}
+}
+
+func condition(name, condType string) func(g Gomega) *metav1.Condition {
+	return func(g Gomega) *metav1.Condition {
+		b := getBalancer(name)(g)
+		c := meta.FindStatusCondition(b.Status.Conditions, condType)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.ObservedGeneration).To(Equal(b.Generation))
+		return c
+	}
+}
+
+// settled waits until the controller has nothing left to do: the proxy
+// exists, the status describes the current generation and no write follows.
+func settled(name string) {
+	Eventually(condition(name, conditions.Ready)).Should(Not(BeNil()))
+	Eventually(func() error { return k8sClient.Get(ctx, key(name+"-proxy"), &appsv1.Deployment{}) }).Should(Succeed())
+	Eventually(func() []string {
+		before := counting.Writes()
+		time.Sleep(300 * time.Millisecond)
+		return counting.Writes()[len(before):]
+	}).Should(BeEmpty())
+}
+
+// endpointSlice makes the EndpointSlice that the EndpointSlice controller
+// would make for a backend Service: the Service's labels copied, plus the
+// service-name label; one endpoint per readiness given.
+func endpointSlice(svc *corev1.Service, ready ...bool) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: svc.Name + "-abcde", Namespace: svc.Namespace, Labels: map[string]string{}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+	}
+	for k, v := range svc.Labels {
+		s.Labels[k] = v
+	}
+	s.Labels[discoveryv1.LabelServiceName] = svc.Name
+	for i, r := range ready {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{fmt.Sprintf("10.1.0.%d", i+1)},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(r)},
+		})
+	}
+	return s
+}
+
+// makeProxyAvailable plays the Deployment controller for the proxy.
+func makeProxyAvailable(name string, replicas int32) {
+	d := &appsv1.Deployment{}
+	Expect(k8sClient.Get(ctx, key(name+"-proxy"), d)).To(Succeed())
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation,
+		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}},
+	}
+	Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())
+}
+
+var _ = Describe("Balancer Controller", func() {
+	It("should create every owned object with the owner reference and the common labels", func() {
+		b := newBalancer("owned", 90, 10)
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		settled("owned")
+
+		objects := map[string]client.Object{
+			"owned":       &corev1.Service{},
+			"owned-v1":    &corev1.Service{},
+			"owned-v2":    &corev1.Service{},
+			"owned-proxy": &corev1.ConfigMap{},
+		}
+		for name, obj := range objects {
+			Expect(k8sClient.Get(ctx, key(name), obj)).To(Succeed(), name)
+			ref := metav1.GetControllerOf(obj)
+			Expect(ref).NotTo(BeNil(), name)
+			Expect(ref.Kind).To(Equal("Balancer"))
+			Expect(ref.UID).To(Equal(b.UID))
+			Expect(obj.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "kubeforge"), name)
+			Expect(obj.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/instance", "owned"), name)
+		}
+		v2 := objects["owned-v2"].(*corev1.Service)
+		Expect(v2.Spec.Selector).To(Equal(map[string]string{"app": "owned", "version": "v2"}))
+		Expect(v2.Spec.Ports).To(HaveLen(2))
+		Expect(v2.Spec.Ports[1].TargetPort.IntVal).To(Equal(int32(5353)))
+		Expect(v2.Labels).To(HaveKeyWithValue(networkingv1alpha1.BalancerLabel, "owned"))
+
+		front := objects["owned"].(*corev1.Service)
+		Expect(front.Spec.Selector).To(Equal(map[string]string{networkingv1alpha1.BalancerProxyLabel: "owned"}))
+
+		conf := objects["owned-proxy"].(*corev1.ConfigMap).Data["nginx.conf"]
+		Expect(conf).To(ContainSubstring("server owned-v1.default.svc.cluster.local:80 weight=90;"))
+		Expect(conf).To(ContainSubstring("listen 53 udp;"))
+
+		d := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, key("owned-proxy"), d)).To(Succeed())
+		Expect(metav1.GetControllerOf(d).UID).To(Equal(b.UID))
+		Expect(d.Labels).To(HaveKeyWithValue("app.kubernetes.io/component", "proxy"))
+		got := getBalancer("owned")(Default)
+		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(networkingv1alpha1.ConfigHashAnnotation, got.Status.ConfigHash))
+		Expect(got.Status.ConfigHash).To(Equal(balancer.ConfigHash(conf)))
+		Expect(got.Status.Selector).To(Equal("networking.kubeforge.io/balancer-proxy=owned"))
+		managers := map[string]bool{}
+		for _, mf := range d.ManagedFields {
+			managers[mf.Manager] = true
+		}
+		Expect(managers).To(HaveKey("kubeforge"))
+	})
+
+	It("should make zero API writes when nothing changed", func() {
+		Expect(k8sClient.Create(ctx, newBalancer("quiet", 50, 50))).To(Succeed())
+		settled("quiet")
+
+		counting.Reset()
+		for range 3 {
+			res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res).To(Equal(ctrl.Result{}))
+		}
+		Expect(counting.Writes()).To(BeEmpty())
+		Consistently(counting.Writes, "2s").Should(BeEmpty())
+	})
+
+	It("should prune the Service of a removed backend and roll the proxy with the new config", func() {
+		Expect(k8sClient.Create(ctx, newBalancer("prune", 40, 20, 40))).To(Succeed())
+		settled("prune")
+		Expect(k8sClient.Get(ctx, key("prune-v3"), &corev1.Service{})).To(Succeed())
+		oldHash := getBalancer("prune")(Default).Status.ConfigHash
+
+		b := getBalancer("prune")(Default)
+		b.Spec.Backends = b.Spec.Backends[:2]
+		Expect(k8sClient.Update(ctx, b)).To(Succeed())
+
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key("prune-v3"), &corev1.Service{}))
+		}).Should(BeTrue())
+		Expect(k8sClient.Get(ctx, key("prune-v1"), &corev1.Service{})).To(Succeed())
+		Eventually(func(g Gomega) string {
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, key("prune-proxy"), d)).To(Succeed())
+			return d.Spec.Template.Annotations[networkingv1alpha1.ConfigHashAnnotation]
+		}).ShouldNot(Equal(oldHash))
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, key("prune-proxy"), cm)).To(Succeed())
+		Expect(cm.Data["nginx.conf"]).NotTo(ContainSubstring("prune-v3"))
+	})
+
+	It("should report backends from their EndpointSlices: active, obsolete and Degraded", func() {
+		Expect(k8sClient.Create(ctx, newBalancer("eps", 90, 10))).To(Succeed())
+		settled("eps")
+		Expect(condition("eps", conditions.Ready)(Default).Reason).To(Equal(balancer.ReasonProxyUnavailable))
+
+		for _, name := range []string{"eps-v1", "eps-v2"} {
+			svc := &corev1.Service{}
+			Expect(k8sClient.Get(ctx, key(name), svc)).To(Succeed())
+			Expect(k8sClient.Create(ctx, endpointSlice(svc, true, true, false))).To(Succeed())
+		}
+		makeProxyAvailable("eps", 1)
+		Eventually(func(g Gomega) {
+			b := getBalancer("eps")(g)
+			g.Expect(b.Status.ActiveBackends).To(Equal(int32(2)))
+			g.Expect(b.Status.ObsoleteBackends).To(Equal(int32(0)))
+			g.Expect(b.Status.Backends).To(ConsistOf(
+				networkingv1alpha1.BalancerBackendStatus{Name: "v1", Weight: 90, ReadyEndpoints: 2},
+				networkingv1alpha1.BalancerBackendStatus{Name: "v2", Weight: 10, ReadyEndpoints: 2},
+			))
+			g.Expect(b.Status.ReadyReplicas).To(Equal(int32(1)))
+		}).Should(Succeed())
+		Eventually(condition("eps", conditions.Ready)).Should(HaveField("Status", metav1.ConditionTrue))
+		Expect(condition("eps", conditions.Degraded)(Default).Status).To(Equal(metav1.ConditionFalse))
+
+		// The canary's pods go away: it serves nothing.
+		s := &discoveryv1.EndpointSlice{}
+		Expect(k8sClient.Get(ctx, key("eps-v2-abcde"), s)).To(Succeed())
+		s.Endpoints = nil
+		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		Eventually(func(g Gomega) {
+			b := getBalancer("eps")(g)
+			g.Expect(b.Status.ActiveBackends).To(Equal(int32(1)))
+			g.Expect(b.Status.ObsoleteBackends).To(Equal(int32(1)))
+		}).Should(Succeed())
+		Eventually(condition("eps", conditions.Degraded)).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", balancer.ReasonBackendsUnready),
+			HaveField("Message", ContainSubstring("v2")),
+		))
+		Expect(condition("eps", conditions.Ready)(Default).Status).To(Equal(metav1.ConditionTrue))
+	})
+
+	It("should scale the proxy through the scale subresource", func() {
+		Expect(k8sClient.Create(ctx, newBalancer("scaled", 1))).To(Succeed())
+		settled("scaled")
+		scale := &autoscalingv1.Scale{}
+		b := getBalancer("scaled")(Default)
+		Expect(k8sClient.SubResource("scale").Get(ctx, b, scale)).To(Succeed())
+		Expect(scale.Status.Selector).To(Equal("networking.kubeforge.io/balancer-proxy=scaled"))
+		scale.Spec.Replicas = 3
+		Expect(k8sClient.SubResource("scale").Update(ctx, b, client.WithSubResourceBody(scale))).To(Succeed())
+		Eventually(func(g Gomega) int32 {
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, key("scaled-proxy"), d)).To(Succeed())
+			return *d.Spec.Replicas
+		}).Should(Equal(int32(3)))
+	})
+
+	It("should report a spec the CRD admits but the rules refuse, with a Warning event, and create nothing", func() {
+		b := newBalancer("invalid", 1)
+		b.Spec.Backends[0].Selector = map[string]string{"version": "not a label value"}
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		Eventually(condition("invalid", conditions.Degraded)).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", conditions.ReasonInvalidSpec),
+			HaveField("Message", ContainSubstring("spec.backends[0].selector")),
+		))
+		Eventually(func(g Gomega) []string {
+			events := &eventsv1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+			var reasons []string
+			for _, e := range events.Items {
+				if e.Regarding.Name == "invalid" && e.Type == corev1.EventTypeWarning {
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			return reasons
+		}).Should(ContainElement(conditions.ReasonInvalidSpec))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key("invalid-proxy"), &appsv1.Deployment{}))).To(BeTrue())
+	})
+})

@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+)
+
+// StartWebhooks runs a manager that serves the webhooks that setups
+// register, where the API server of an Env started with Webhooks calls
+// them, and returns once the server accepts TLS connections. The manager
+// stops when ctx ends.
+func (e *Env) StartWebhooks(ctx context.Context, setups ...func(ctrl.Manager) error) error {
+	wio := &e.WebhookInstallOptions
+	mgr, err := e.NewManager(ctrl.Options{
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
+		}),
+	})
+	if err != nil {
+		return err
+	}
+	for _, setup := range setups {
+		if err := setup(mgr); err != nil {
+			return err
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- mgr.Start(ctx) }()
+
+	addr := net.JoinHostPort(wio.LocalServingHost, fmt.Sprint(wio.LocalServingPort))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test only: is the server up?
+		if err == nil {
+			return conn.Close()
+		}
+		select {
+		case err := <-errc:
+			return fmt.Errorf("webhook manager stopped: %w", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("webhook server at %s did not come up: %w", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Causes returns the field paths of an Invalid error.
+func Causes(err error) []string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return nil
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		fields = append(fields, c.Field)
+	}
+	return fields
+}
+
+// WebhookRequests reads controller-runtime's count of the admission
+// requests served on a path.
+func WebhookRequests(path string) (float64, error) {
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_webhook_requests_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelValue(m, "webhook") == path {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total, nil
+}
+
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
