@@ -18,10 +18,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -32,11 +35,45 @@ func PatchStatus(ctx context.Context, c client.Client, before, obj client.Object
 	if equality.Semantic.DeepEqual(before, obj) {
 		return false, nil
 	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+	patch, err := statusPatch(before, obj)
+	if err != nil {
+		return false, err
+	}
+	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil // deleted meanwhile: nothing left to report on
 		}
 		return false, fmt.Errorf("patching status: %w", err)
 	}
 	return true, nil
+}
+
+// statusPatch is a JSON merge patch that writes obj's whole status: every
+// field of it, even one whose value did not change (a counter that stays 0
+// is still written once, so `kubectl get` columns show 0 rather than
+// nothing), and null for each field that before had and obj has dropped.
+func statusPatch(before, obj client.Object) ([]byte, error) {
+	diff, err := client.MergeFrom(before).Data(obj)
+	if err != nil {
+		return nil, fmt.Errorf("computing status patch: %w", err)
+	}
+	var patch map[string]any
+	if err := json.Unmarshal(diff, &patch); err != nil {
+		return nil, fmt.Errorf("reading status patch: %w", err)
+	}
+	full, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	status, _ := full["status"].(map[string]any)
+	changed, _ := patch["status"].(map[string]any)
+	if changed == nil {
+		changed = map[string]any{}
+	}
+	for k, v := range status {
+		if _, ok := changed[k]; !ok {
+			changed[k] = v
+		}
+	}
+	return json.Marshal(map[string]any{"status": changed})
 }
