@@ -60,7 +60,9 @@ func newBalancer(name string, weights ...int32) *networkingv1alpha1.Balancer {
 	return b
 }
 
-func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
+func key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "default", Name: name}
+}
 
 func getBalancer(name string) func(g Gomega) *networkingv1alpha1.Balancer {
 	return func(g Gomega) *networkingv1alpha1.Balancer {
