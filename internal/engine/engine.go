@@ -69,7 +69,24 @@ const (
 	// AnnotationDesiredHash records a digest of what the engine last
 	// applied, so that a field removed from the desired object is noticed.
 	AnnotationDesiredHash = "kubeforge.io/desired-hash"
+
+	// AnnotationRetain on a desired object (set it with Retain) makes the
+	// engine apply it without an owner reference, so the garbage collector
+	// keeps it when the owner is deleted, and never prune it. A volume
+	// with a Retain reclaim policy is the case. Applying the same object
+	// later without the annotation gives it the owner reference (back).
+	AnnotationRetain = "kubeforge.io/retain-on-delete"
 )
+
+// Retain marks a desired object to outlive its owner: see AnnotationRetain.
+func Retain(obj client.Object) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationRetain] = "true"
+	obj.SetAnnotations(a)
+}
 
 // Engine applies and prunes the objects that a custom resource owns.
 type Engine struct {
@@ -174,8 +191,10 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		labels[k] = v
 	}
 	obj.SetLabels(labels)
-	if err := controllerutil.SetControllerReference(owner, obj, e.Scheme); err != nil {
-		return key, unchanged, fmt.Errorf("setting owner of %s: %w", key, err)
+	if obj.GetAnnotations()[AnnotationRetain] != "true" {
+		if err := controllerutil.SetControllerReference(owner, obj, e.Scheme); err != nil {
+			return key, unchanged, fmt.Errorf("setting owner of %s: %w", key, err)
+		}
 	}
 
 	want, err := toComparable(obj)

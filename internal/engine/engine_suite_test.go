@@ -112,6 +112,34 @@ var _ = Describe("Engine", func() {
 			Expect(counting.Writes()).To(BeEmpty())
 		})
 
+		It("should apply a retained object without an owner reference, never prune it, and move it between the two", func() {
+			owner := newOwner("retain")
+			kept := func() *corev1.Service { s := service("retain-a", 80, nil); engine.Retain(s); return s }
+			_, err := eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(metav1.GetControllerOf(getService("retain-a"))).To(BeNil())
+			Expect(getService("retain-a").Labels).To(HaveKeyWithValue(engine.LabelInstance, "retain"))
+
+			// Not desired any more: a retained object is not the engine's to delete.
+			res, err := eng.Apply(ctx, owner, nil, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Pruned).To(BeEmpty())
+			getService("retain-a")
+
+			// Owned again, then retained again: the owner reference comes and goes.
+			_, err = eng.Apply(ctx, owner, []client.Object{service("retain-a", 80, nil)}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(metav1.IsControlledBy(getService("retain-a"), owner)).To(BeTrue())
+			_, err = eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(getService("retain-a").OwnerReferences).To(BeEmpty())
+
+			counting.Reset()
+			res, err = eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Writes()).To(BeZero())
+		})
+
 		It("should update an object when a field is removed from the desired object", func() {
 			owner := newOwner("removal")
 			_, err := eng.Apply(ctx, owner, []client.Object{service("removal-a", 80, map[string]string{"gone": "soon"})})
