@@ -89,6 +89,7 @@ fuzz: ## Run each fuzz test for 30s.
 	go test ./internal/validation/ -run '^$$' -fuzz FuzzRawQuantityErrors -fuzztime 30s
 	go test ./webhooks/apps/v1alpha1/ -run '^$$' -fuzz FuzzValidatePodSet -fuzztime 30s
 	go test ./webhooks/networking/v1alpha1/ -run '^$$' -fuzz FuzzValidateBalancer -fuzztime 30s
+	go test ./webhooks/ide/v1alpha1/ -run '^$$' -fuzz FuzzValidateWorkspace -fuzztime 30s
 
 ##@ Build
 

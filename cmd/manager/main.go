@@ -22,13 +22,19 @@ package main
 import (
 	"crypto/tls"
 	"flag"
+	"fmt"
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"os"
 	"path/filepath"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -40,9 +46,11 @@ import (
 
 	"github.com/kubeforge/kubeforge/controllers/balancer"
 	"github.com/kubeforge/kubeforge/controllers/podset"
+	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
+	idewebhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 	networkingwebhooks "github.com/kubeforge/kubeforge/webhooks/networking/v1alpha1"
 )
 
@@ -52,13 +60,41 @@ var setupLog = ctrl.Log.WithName("setup")
 // resources. The cache holds them only when they carry the
 // app.kubernetes.io/managed-by=kubeforge label, so the operator's memory
 // does not grow with the cluster's unrelated objects.
-func ownedTypes() []client.Object {
-	return []client.Object{
+func ownedTypes(certManager bool) []client.Object {
+	types := []client.Object{
 		&appsv1.Deployment{}, &corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
+		&corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
 		// EndpointSlices carry their Service's labels, so those of the
 		// Balancers' backend Services are the only ones cached.
 		&discoveryv1.EndpointSlice{},
 	}
+	if certManager {
+		types = append(types, &cmv1.Certificate{})
+	}
+	return types
+}
+
+// hasCertManager reports whether cert-manager's Certificate API is served.
+// Workspaces create Certificates only then; the manager must be restarted
+// to notice cert-manager installed later.
+func hasCertManager(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	resources, err := dc.ServerResourcesForGroupVersion(cmv1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovering %s: %w", cmv1.SchemeGroupVersion, err)
+	}
+	for _, r := range resources.APIResources {
+		if r.Kind == cmv1.CertificateKind {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // kind wires one kubeforge kind into the manager: its controller and its
@@ -69,7 +105,7 @@ type kind struct {
 	webhooks   func(ctrl.Manager) error
 }
 
-func kinds(clusterDomain string) []kind {
+func kinds(clusterDomain string, certManager bool) []kind {
 	return []kind{
 		{
 			name: "PodSet",
@@ -84,6 +120,13 @@ func kinds(clusterDomain string) []kind {
 				return (&balancer.Reconciler{Client: mgr.GetClient(), Engine: eng, ClusterDomain: clusterDomain}).SetupWithManager(mgr)
 			},
 			webhooks: networkingwebhooks.SetupBalancerWebhookWithManager,
+		},
+		{
+			name: "Workspace",
+			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
+				return (&workspace.Reconciler{Client: mgr.GetClient(), Engine: eng, CertManager: certManager}).SetupWithManager(mgr)
+			},
+			webhooks: idewebhooks.SetupWorkspaceWebhookWithManager,
 		},
 	}
 }
@@ -158,6 +201,12 @@ func main() {
 
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(kubeAPIQPS), kubeAPIBurst
+	certManager, err := hasCertManager(restConfig)
+	if err != nil {
+		setupLog.Error(err, "Unable to discover cert-manager")
+		os.Exit(1)
+	}
+	setupLog.Info("Discovered cert-manager", "certificates", certManager)
 
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  scheme.New(),
@@ -169,7 +218,7 @@ func main() {
 		LeaderElectionNamespace: leaderElectionNamespace,
 		// Step down at once on SIGTERM, so a new leader takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         engine.CacheOptions(ownedTypes()...),
+		Cache:                         engine.CacheOptions(ownedTypes(certManager)...),
 		Controller:                    config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles},
 	})
 	if err != nil {
@@ -178,7 +227,7 @@ func main() {
 	}
 
 	eng := &engine.Engine{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
-	for _, k := range kinds(clusterDomain) {
+	for _, k := range kinds(clusterDomain, certManager) {
 		if err := k.controller(mgr, eng); err != nil {
 			setupLog.Error(err, "Unable to create controller", "controller", k.name)
 			os.Exit(1)

@@ -338,6 +338,12 @@ func (e *Engine) event(owner, related runtime.Object, reason, action, note strin
 	}
 }
 
+// Event records a Normal event on owner: a reason in UpperCamelCase, the
+// action taken ("Stop", "Delete") and what happened.
+func (e *Engine) Event(owner runtime.Object, reason, action, note string, args ...any) {
+	e.event(owner, nil, reason, action, note, args...)
+}
+
 // Warn records a Warning event on owner: a reason in UpperCamelCase, the
 // action that failed ("Validate", "Apply") and what went wrong.
 func (e *Engine) Warn(owner runtime.Object, reason, action, note string, args ...any) {

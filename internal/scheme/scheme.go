@@ -15,15 +15,18 @@ limitations under the License.
 */
 
 // Package scheme builds the runtime scheme of the manager and the tests:
-// the built-in Kubernetes types and every kubeforge API group.
+// the built-in Kubernetes types, every kubeforge API group, and the
+// third-party types kubeforge creates (cert-manager's Certificate).
 package scheme
 
 import (
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 )
 
@@ -33,5 +36,8 @@ func New() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(appsv1alpha1.AddToScheme(s))
 	utilruntime.Must(networkingv1alpha1.AddToScheme(s))
+	utilruntime.Must(idev1alpha1.AddToScheme(s))
+	// cert-manager's Certificate, which a Workspace with TLS owns.
+	utilruntime.Must(cmv1.AddToScheme(s))
 	return s
 }

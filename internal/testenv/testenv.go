@@ -25,8 +25,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -63,6 +65,24 @@ type Options struct {
 	// webhook server whose host, port and cert dir are in
 	// Env.WebhookInstallOptions.
 	Webhooks bool
+	// CertManagerCRDs installs cert-manager's CRDs, as the cert-manager Go
+	// module that kubeforge builds its Certificates with ships them.
+	CertManagerCRDs bool
+}
+
+// CertManagerCRDDir is deploy/crds of the cert-manager module in go.mod.
+func CertManagerCRDDir() (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/cert-manager/cert-manager")
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the cert-manager module (go mod download): %w", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "deploy", "crds")
+	if _, err := os.Stat(filepath.Join(dir, "cert-manager.io_certificates.yaml")); err != nil {
+		return "", fmt.Errorf("the cert-manager module has no CRDs: %w", err)
+	}
+	return dir, nil
 }
 
 // Start starts etcd and kube-apiserver from KUBEBUILDER_ASSETS. It fails,
@@ -82,6 +102,14 @@ func Start(opts Options) (*Env, error) {
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
 	if opts.CRDs {
 		env.CRDDirectoryPaths = []string{filepath.Join(root, "config", "crd", "bases")}
+		env.ErrorIfCRDPathMissing = true
+	}
+	if opts.CertManagerCRDs {
+		dir, err := CertManagerCRDDir()
+		if err != nil {
+			return nil, err
+		}
+		env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, dir)
 		env.ErrorIfCRDPathMissing = true
 	}
 	if opts.Webhooks {

@@ -1,0 +1,191 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package workspace reconciles Workspaces: a developer's IDE Pod with a
+// persistent home volume, a Service, and optionally an Ingress with a
+// cert-manager Certificate.
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
+	webhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
+)
+
+// Reconciler reconciles Workspaces.
+type Reconciler struct {
+	Client client.Client
+	Engine *engine.Engine
+	// CertManager says that cert-manager's CRDs are installed, so
+	// Certificates can be created and watched.
+	CertManager bool
+}
+
+// +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods;services;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Workspace's objects to its spec and reports its phase.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ws := &idev1alpha1.Workspace{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ws); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ws.DeletionTimestamp.IsZero() {
+		// Owned objects go with the garbage collector; a retained home
+		// volume has no owner reference and stays.
+		return ctrl.Result{}, nil
+	}
+	before := ws.DeepCopy()
+
+	o, res, reconcileErr := r.reconcile(ctx, ws)
+	computeStatus(ws, o)
+	if _, err := engine.PatchStatus(ctx, r.Client, before, ws); err != nil {
+		return ctrl.Result{}, fmt.Errorf("reporting Workspace status: %w", err)
+	}
+	return res, reconcileErr
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace) (observed, ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	var o observed
+	var res ctrl.Result
+
+	spec := ws.DeepCopy()
+	webhooks.DefaultWorkspace(spec)
+	if errs := webhooks.ValidateWorkspace(spec); len(errs) > 0 {
+		o.invalid = admit.Invalid(idev1alpha1.GroupVersion.WithKind("Workspace").GroupKind(), ws, errs)
+		log.Info("Workspace spec is invalid; waiting for a change", "error", o.invalid.Error())
+		r.Engine.Warn(ws, conditions.ReasonInvalidSpec, "Validate", "%s", o.invalid.Error())
+		return o, res, nil
+	}
+
+	// maxRunDuration counts from when the workspace was started.
+	if Started(spec) {
+		o.startedAt = ws.Status.StartedAt
+		if o.startedAt == nil {
+			now := metav1.NewTime(time.Now().Truncate(time.Second))
+			o.startedAt = &now
+		}
+		if d := spec.Spec.MaxRunDuration; d != nil {
+			left := time.Until(o.startedAt.Add(d.Duration))
+			if left > 0 {
+				res.RequeueAfter = left
+			} else {
+				log.Info("Stopping workspace: maxRunDuration exceeded", "maxRunDuration", d.Duration.String())
+				patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":false}}`))
+				if err := r.Client.Patch(ctx, ws.DeepCopy(), patch); err != nil {
+					return o, res, fmt.Errorf("stopping the workspace after maxRunDuration: %w", err)
+				}
+				r.Engine.Event(ws, ReasonMaxRunDuration, "Stop",
+					"Stopped after running for maxRunDuration %s", d.Duration.String())
+				stopped := false
+				spec.Spec.Started, ws.Spec.Started = &stopped, &stopped
+				o.startedAt, res = nil, ctrl.Result{}
+			}
+		}
+	}
+
+	pod, err := r.livePod(ctx, ws)
+	if err != nil {
+		return o, res, err
+	}
+	if pod != nil && pod.DeletionTimestamp == nil && Started(spec) {
+		// A Pod cannot change in place, and a finished one does not come
+		// back: replace it. The delete event brings us back to create it.
+		why := ""
+		switch {
+		case pod.Annotations[PodHashAnnotation] != Pod(spec).Annotations[PodHashAnnotation]:
+			why = "the spec changed"
+		case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
+			why = fmt.Sprintf("it ended (%s)", pod.Status.Phase)
+		}
+		if why != "" {
+			log.Info("Deleting the IDE's Pod to replace it", "reason", why)
+			if err := r.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+				return o, res, fmt.Errorf("deleting Pod %s to replace it: %w", pod.Name, err)
+			}
+			r.Engine.Event(ws, "Restarting", "Delete", "Replacing Pod %s: %s", pod.Name, why)
+		}
+	}
+
+	o.missingTLS = spec.Spec.Ingress != nil && spec.Spec.Ingress.TLS != nil && !r.CertManager
+	owned := []client.ObjectList{&corev1.PodList{}, &corev1.ServiceList{}, &networkingv1.IngressList{}}
+	if r.CertManager {
+		owned = append(owned, &cmv1.CertificateList{})
+	}
+	if _, err := r.Engine.Apply(ctx, ws, DesiredObjects(spec, r.CertManager), owned...); err != nil {
+		o.applyErr = err
+		r.Engine.Warn(ws, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
+		return o, res, fmt.Errorf("applying Workspace objects: %w", err)
+	}
+
+	if o.pod, err = r.livePod(ctx, ws); err != nil {
+		return o, res, err
+	}
+	return o, res, nil
+}
+
+func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*corev1.Pod, error) {
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading the IDE's Pod: %w", err)
+	}
+	if !metav1.IsControlledBy(pod, ws) {
+		return nil, nil // not ours; the engine refuses to take it over and says so
+	}
+	return pod, nil
+}
+
+// SetupWithManager registers the controller: Workspaces and what they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("workspace").
+		For(&idev1alpha1.Workspace{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&networkingv1.Ingress{})
+	if r.CertManager {
+		b = b.Owns(&cmv1.Certificate{})
+	}
+	return b.Complete(r)
+}

@@ -1,0 +1,265 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+// component is the app.kubernetes.io/component of a Workspace's objects.
+const component = "workspace"
+
+// PodHashAnnotation on the Pod is a digest of its desired spec. A Pod's
+// spec cannot change in place, so a Workspace whose spec moved on gets a
+// new Pod: the reconciler deletes the one whose hash differs.
+const PodHashAnnotation = "ide.kubeforge.io/pod-hash"
+
+// Names of a Workspace's objects.
+func PVCName(ws *idev1alpha1.Workspace) string { return ws.Name + "-home" }
+
+// TLSSecretName is the Secret the Certificate writes and the Ingress serves.
+func TLSSecretName(ws *idev1alpha1.Workspace) string { return ws.Name + "-tls" }
+
+// SelectorLabels select a Workspace's Pod.
+func SelectorLabels(ws *idev1alpha1.Workspace) map[string]string {
+	return map[string]string{idev1alpha1.WorkspaceLabel: ws.Name}
+}
+
+// Started reports whether the spec asks for the IDE to run.
+func Started(ws *idev1alpha1.Workspace) bool { return ws.Spec.Started == nil || *ws.Spec.Started }
+
+func port(ws *idev1alpha1.Workspace) int32 {
+	if ws.Spec.Port == 0 {
+		return idev1alpha1.WorkspaceDefaultPort
+	}
+	return ws.Spec.Port
+}
+
+func mountPath(ws *idev1alpha1.Workspace) string {
+	if ws.Spec.Storage.MountPath == "" {
+		return idev1alpha1.WorkspaceDefaultMountPath
+	}
+	return ws.Spec.Storage.MountPath
+}
+
+// URL is where the IDE answers: the ingress host when there is one,
+// otherwise the Service's cluster DNS name.
+func URL(ws *idev1alpha1.Workspace) string {
+	if in := ws.Spec.Ingress; in != nil {
+		if in.TLS != nil {
+			return "https://" + in.Host
+		}
+		return "http://" + in.Host
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d", ws.Name, ws.Namespace, port(ws))
+}
+
+// DesiredObjects are the objects a Workspace owns, built from its spec
+// alone: the home volume and the Service always, the Pod while started,
+// the Ingress and (with certManager) the Certificate when asked for.
+func DesiredObjects(ws *idev1alpha1.Workspace, certManager bool) []client.Object {
+	objs := []client.Object{PVC(ws), Service(ws)}
+	if Started(ws) {
+		objs = append(objs, Pod(ws))
+	}
+	if ws.Spec.Ingress != nil {
+		objs = append(objs, Ingress(ws))
+		if ws.Spec.Ingress.TLS != nil && certManager {
+			objs = append(objs, Certificate(ws))
+		}
+	}
+	return objs
+}
+
+func objectMeta(ws *idev1alpha1.Workspace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: ws.Namespace, Labels: engine.CommonLabels(ws, component)}
+}
+
+// PVC is the home volume. With reclaimPolicy Retain it carries no owner
+// reference, so it outlives the Workspace.
+func PVC(ws *idev1alpha1.Workspace) *corev1.PersistentVolumeClaim {
+	size := idev1alpha1.WorkspaceDefaultStorageSize
+	if ws.Spec.Storage.Size != nil {
+		size = *ws.Spec.Storage.Size
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: objectMeta(ws, PVCName(ws)),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: ws.Spec.Storage.StorageClassName,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+	if ws.Spec.Storage.ReclaimPolicy == idev1alpha1.ReclaimRetain {
+		engine.Retain(pvc)
+	}
+	return pvc
+}
+
+// Pod runs the IDE as a non-root user with the home volume mounted and a
+// readiness probe on the IDE's port: the Pod is Ready only when the IDE
+// answers HTTP.
+func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
+	image := ws.Spec.Image
+	if image == "" {
+		image = idev1alpha1.WorkspaceDefaultImage
+	}
+	pullPolicy := ws.Spec.ImagePullPolicy
+	if pullPolicy == "" {
+		pullPolicy = corev1.PullIfNotPresent
+	}
+	p := port(ws)
+	env := append([]corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(p)}}, ws.Spec.Env...)
+	labels := engine.CommonLabels(ws, component)
+	for k, v := range SelectorLabels(ws) {
+		labels[k] = v
+	}
+	if ws.Spec.User != "" {
+		labels[idev1alpha1.UserLabel] = ws.Spec.User
+	}
+	container := corev1.Container{
+		Name:            "ide",
+		Image:           image,
+		ImagePullPolicy: pullPolicy,
+		Env:             env,
+		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: p, Protocol: corev1.ProtocolTCP}},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "home", MountPath: mountPath(ws)}},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(p), Scheme: corev1.URISchemeHTTP}},
+			PeriodSeconds: 2, FailureThreshold: 3, SuccessThreshold: 1, TimeoutSeconds: 1,
+		},
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}
+	if ws.Spec.Resources != nil {
+		container.Resources = *ws.Spec.Resources
+	}
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: ws.Name, Namespace: ws.Namespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			Hostname:      ws.Name,
+			RestartPolicy: corev1.RestartPolicyAlways,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To(idev1alpha1.WorkspaceUID),
+				RunAsGroup:     ptr.To(idev1alpha1.WorkspaceUID),
+				FSGroup:        ptr.To(idev1alpha1.WorkspaceUID),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{container},
+			Volumes: []corev1.Volume{{
+				Name: "home",
+				VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+					ClaimName: PVCName(ws),
+				}},
+			}},
+		},
+	}
+	pod.Annotations = map[string]string{PodHashAnnotation: podHash(pod)}
+	return pod
+}
+
+// Service gives the IDE a stable name inside the cluster.
+func Service(ws *idev1alpha1.Workspace) *corev1.Service {
+	p := port(ws)
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(ws, ws.Name),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: SelectorLabels(ws),
+			Ports:    []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: p, TargetPort: intstr.FromInt32(p)}},
+		},
+	}
+}
+
+// Ingress routes the host to the Service, over TLS from the Certificate's
+// Secret when tls is set.
+func Ingress(ws *idev1alpha1.Workspace) *networkingv1.Ingress {
+	in := ws.Spec.Ingress
+	pathType := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		ObjectMeta: objectMeta(ws, ws.Name),
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: in.ClassName,
+			Rules: []networkingv1.IngressRule{{
+				Host: in.Host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{
+						Path:     "/",
+						PathType: &pathType,
+						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+							Name: ws.Name, Port: networkingv1.ServiceBackendPort{Name: "http"},
+						}},
+					}},
+				}},
+			}},
+		},
+	}
+	if in.TLS != nil {
+		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: TLSSecretName(ws)}}
+	}
+	return ing
+}
+
+// Certificate asks cert-manager for a certificate for the ingress host.
+func Certificate(ws *idev1alpha1.Workspace) *cmv1.Certificate {
+	ref := ws.Spec.Ingress.TLS.IssuerRef
+	kind := ref.Kind
+	if kind == "" {
+		kind = cmv1.IssuerKind
+	}
+	return &cmv1.Certificate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
+		ObjectMeta: objectMeta(ws, TLSSecretName(ws)),
+		Spec: cmv1.CertificateSpec{
+			SecretName: TLSSecretName(ws),
+			DNSNames:   []string{ws.Spec.Ingress.Host},
+			IssuerRef:  cmmeta.IssuerReference{Name: ref.Name, Kind: kind, Group: "cert-manager.io"},
+		},
+	}
+}
+
+// podHash is a digest of the parts of a Pod that cannot change in place.
+func podHash(pod *corev1.Pod) string {
+	raw, _ := json.Marshal(struct {
+		Labels map[string]string
+		Spec   corev1.PodSpec
+	}{pod.Labels, pod.Spec})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:8])
+}

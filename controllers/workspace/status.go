@@ -1,0 +1,196 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspace
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+)
+
+// Reasons specific to Workspaces.
+const (
+	ReasonStopped           = "Stopped"
+	ReasonStopping          = "Stopping"
+	ReasonCreatingPod       = "CreatingPod"
+	ReasonPodDeleting       = "PodDeleting"
+	ReasonUnscheduled       = "WaitingForNode"
+	ReasonUnschedulable     = "Unschedulable"
+	ReasonContainerCreating = "ContainerCreating"
+	ReasonNotAnswering      = "IDENotAnswering"
+	ReasonIDEAnswering      = "IDEAnswering"
+	ReasonPodFailed         = "PodFailed"
+	ReasonPodSucceeded      = "PodExited"
+	ReasonCertManager       = "CertManagerNotInstalled"
+	ReasonMaxRunDuration    = "MaxRunDurationExceeded"
+)
+
+// failingWaitReasons are container waiting reasons that do not heal by
+// themselves: the workspace is Failed until someone acts.
+var failingWaitReasons = map[string]bool{
+	"ImagePullBackOff": true, "ErrImagePull": true, "InvalidImageName": true, "ErrImageNeverPull": true,
+	"CrashLoopBackOff": true, "CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+}
+
+// Phase is the phase of a Workspace given whether it should run and its
+// Pod (nil when there is none): a pure function, table-tested.
+func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, reason, message string) {
+	if !started {
+		if pod != nil {
+			return idev1alpha1.PhaseStopping, ReasonStopping, "Deleting the IDE's Pod; the home volume stays"
+		}
+		return idev1alpha1.PhaseStopped, ReasonStopped, "Stopped; the home volume is kept"
+	}
+	if pod == nil {
+		return idev1alpha1.PhasePending, ReasonCreatingPod, "Creating the IDE's Pod"
+	}
+	if pod.DeletionTimestamp != nil {
+		return idev1alpha1.PhasePending, ReasonPodDeleting, "Waiting for the old Pod to go before starting a new one"
+	}
+	switch pod.Status.Phase {
+	case corev1.PodFailed:
+		r := pod.Status.Reason
+		if r == "" {
+			r = ReasonPodFailed
+		}
+		return idev1alpha1.PhaseFailed, r, orDefault(pod.Status.Message, "The IDE's Pod failed")
+	case corev1.PodSucceeded:
+		return idev1alpha1.PhaseFailed, ReasonPodSucceeded, "The IDE exited"
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && failingWaitReasons[w.Reason] {
+			return idev1alpha1.PhaseFailed, w.Reason, orDefault(w.Message, fmt.Sprintf("Container %s: %s", cs.Name, w.Reason))
+		}
+	}
+	scheduled := podCondition(pod, corev1.PodScheduled)
+	if pod.Spec.NodeName == "" {
+		if scheduled != nil && scheduled.Status == corev1.ConditionFalse && scheduled.Reason == corev1.PodReasonUnschedulable {
+			return idev1alpha1.PhaseFailed, ReasonUnschedulable, scheduled.Message
+		}
+		return idev1alpha1.PhasePending, ReasonUnscheduled, "Waiting for the Pod to be scheduled"
+	}
+	if ready := podCondition(pod, corev1.PodReady); ready != nil && ready.Status == corev1.ConditionTrue {
+		return idev1alpha1.PhaseRunning, ReasonIDEAnswering, "The IDE answers its readiness probe"
+	}
+	if pod.Status.Phase == corev1.PodRunning {
+		return idev1alpha1.PhaseStarting, ReasonNotAnswering, "The IDE runs but does not answer its readiness probe yet"
+	}
+	return idev1alpha1.PhaseStarting, ReasonContainerCreating, "Pulling the image and starting the IDE"
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// startupSeconds is how long a Ready Pod took from creation to Ready.
+func startupSeconds(pod *corev1.Pod) *int64 {
+	ready := podCondition(pod, corev1.PodReady)
+	if ready == nil || ready.Status != corev1.ConditionTrue || ready.LastTransitionTime.IsZero() {
+		return nil
+	}
+	s := int64(ready.LastTransitionTime.Sub(pod.CreationTimestamp.Time).Round(time.Second) / time.Second)
+	if s < 0 {
+		s = 0
+	}
+	return &s
+}
+
+// observed is what the reconciler saw and did.
+type observed struct {
+	pod        *corev1.Pod
+	startedAt  *metav1.Time
+	invalid    error
+	applyErr   error
+	missingTLS bool
+}
+
+// computeStatus sets ws.Status from what was observed; the reconciler
+// patches it only if this changed it.
+func computeStatus(ws *idev1alpha1.Workspace, o observed) {
+	st := &ws.Status
+	gen := ws.Generation
+	st.ObservedGeneration = gen
+	st.URL = URL(ws)
+	st.StartedAt = o.startedAt
+	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
+
+	for _, failure := range []struct {
+		err    error
+		reason string
+	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, conditions.ReasonApplyFailed}} {
+		if failure.err != nil {
+			msg := failure.err.Error()
+			st.Phase, st.Reason, st.Message = idev1alpha1.PhaseFailed, failure.reason, msg
+			set(conditions.Ready, false, failure.reason, msg)
+			set(conditions.Progressing, false, failure.reason, msg)
+			set(conditions.Degraded, true, failure.reason, msg)
+			return
+		}
+	}
+
+	st.Phase, st.Reason, st.Message = Phase(Started(ws), o.pod)
+	st.PodIP, st.NodeName = "", ""
+	if o.pod != nil && o.pod.DeletionTimestamp == nil {
+		st.PodIP, st.NodeName = o.pod.Status.PodIP, o.pod.Spec.NodeName
+		if st.Phase == idev1alpha1.PhaseRunning {
+			if s := startupSeconds(o.pod); s != nil {
+				st.LastStartupSeconds = s
+			}
+		}
+	}
+
+	switch st.Phase {
+	case idev1alpha1.PhaseRunning:
+		set(conditions.Ready, true, st.Reason, st.Message)
+		set(conditions.Progressing, false, st.Reason, st.Message)
+	case idev1alpha1.PhaseStopped:
+		set(conditions.Ready, false, st.Reason, st.Message)
+		set(conditions.Progressing, false, st.Reason, st.Message)
+	case idev1alpha1.PhaseFailed:
+		set(conditions.Ready, false, st.Reason, st.Message)
+		set(conditions.Progressing, false, st.Reason, st.Message)
+	default:
+		set(conditions.Ready, false, st.Reason, st.Message)
+		set(conditions.Progressing, true, st.Reason, st.Message)
+	}
+	switch {
+	case st.Phase == idev1alpha1.PhaseFailed:
+		set(conditions.Degraded, true, st.Reason, st.Message)
+	case o.missingTLS:
+		set(conditions.Degraded, true, ReasonCertManager,
+			"spec.ingress.tls asks for a cert-manager Certificate, but cert-manager's CRDs are not installed; the Ingress is served without a certificate")
+	default:
+		set(conditions.Degraded, false, conditions.ReasonAsExpected, "")
+	}
+}
