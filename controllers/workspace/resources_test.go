@@ -37,7 +37,6 @@ func workspace(mutate func(*idev1alpha1.Workspace)) *idev1alpha1.Workspace {
 	return ws
 }
 
-
 func TestDesiredObjects(t *testing.T) {
 	stopped := false
 	cases := []struct {

@@ -76,7 +76,9 @@ func DefaultWorkspace(ws *idev1alpha1.Workspace) {
 	if in := s.Ingress; in != nil && in.TLS != nil && in.TLS.IssuerRef.Kind == "" {
 		in.TLS.IssuerRef.Kind = "Issuer"
 	}
-	if s.User != "" {
+	// An invalid user is left for the validator to name as spec.user,
+	// rather than written into a label the API server would refuse.
+	if s.User != "" && len(validation.IsValidLabelValue(s.User)) == 0 {
 		if ws.Labels == nil {
 			ws.Labels = map[string]string{}
 		}

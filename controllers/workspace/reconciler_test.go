@@ -1,0 +1,272 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspace_test
+
+import (
+	"fmt"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/workspace"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+func newWorkspace(name string) *idev1alpha1.Workspace {
+	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	ws.Spec.User = "alice"
+	return ws
+}
+
+func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
+
+func getWorkspace(name string) func(g Gomega) *idev1alpha1.Workspace {
+	return func(g Gomega) *idev1alpha1.Workspace {
+		ws := &idev1alpha1.Workspace{}
+		g.Expect(k8sClient.Get(ctx, key(name), ws)).To(Succeed())
+		return ws
+	}
+}
+
+// phase is the workspace's phase once its status describes its generation.
+func phase(name string) func(g Gomega) idev1alpha1.WorkspacePhase {
+	return func(g Gomega) idev1alpha1.WorkspacePhase {
+		ws := getWorkspace(name)(g)
+		g.Expect(ws.Status.ObservedGeneration).To(Equal(ws.Generation))
+		return ws.Status.Phase
+	}
+}
+
+func getPod(name string) func(g Gomega) *corev1.Pod {
+	return func(g Gomega) *corev1.Pod {
+		p := &corev1.Pod{}
+		g.Expect(k8sClient.Get(ctx, key(name), p)).To(Succeed())
+		return p
+	}
+}
+
+func podGone(name string) func() bool {
+	return func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(name), &corev1.Pod{})) }
+}
+
+func setStarted(name string, started bool) {
+	patch := fmt.Sprintf(`{"spec":{"started":%t}}`, started)
+	Expect(k8sClient.Patch(ctx, getWorkspace(name)(Default), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+}
+
+// settled waits until no write follows the last one.
+func settled() {
+	Eventually(func() []string {
+		before := counting.Writes()
+		time.Sleep(300 * time.Millisecond)
+		return counting.Writes()[len(before):]
+	}).Should(BeEmpty())
+}
+
+func warningOrEvent(name, reason string) func(g Gomega) []string {
+	return func(g Gomega) []string {
+		events := &eventsv1.EventList{}
+		g.Expect(k8sClient.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+		var reasons []string
+		for _, e := range events.Items {
+			if e.Regarding.Name == name && e.Regarding.Kind == "Workspace" {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		return reasons
+	}
+}
+
+var _ = Describe("Workspace Controller", func() {
+	It("should create the home volume, Service and Pod, owned by the Workspace", func() {
+		ws := newWorkspace("owned")
+		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Eventually(phase("owned")).Should(Equal(idev1alpha1.PhasePending))
+
+		for name, obj := range map[string]client.Object{
+			"owned-home": &corev1.PersistentVolumeClaim{}, "owned": &corev1.Service{},
+		} {
+			Expect(k8sClient.Get(ctx, key(name), obj)).To(Succeed(), name)
+			Expect(metav1.GetControllerOf(obj)).NotTo(BeNil(), name)
+			Expect(metav1.GetControllerOf(obj).UID).To(Equal(ws.UID), name)
+			Expect(obj.GetLabels()).To(HaveKeyWithValue(engine.LabelManagedBy, "kubeforge"))
+		}
+		pod := getPod("owned")(Default)
+		Expect(metav1.GetControllerOf(pod).UID).To(Equal(ws.UID))
+		Expect(pod.Labels).To(HaveKeyWithValue(idev1alpha1.UserLabel, "alice"))
+		Expect(pod.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
+		Expect(*pod.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
+		Expect(pod.Spec.Containers[0].ReadinessProbe.HTTPGet.Port.IntVal).To(Equal(int32(8080)))
+		Expect(getWorkspace("owned")(Default).Status.URL).To(Equal("http://owned.default.svc:8080"))
+		Expect(getWorkspace("owned")(Default).Status.StartedAt).NotTo(BeNil())
+	})
+
+	It("should own an Ingress and a cert-manager Certificate when an ingress with TLS is asked for", func() {
+		ws := newWorkspace("tls")
+		ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{
+			Host: "alice.ide.example.com", ClassName: ptr.To("nginx"),
+			TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt", Kind: "ClusterIssuer"}},
+		}
+		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		ing := &networkingv1.Ingress{}
+		Eventually(func() error { return k8sClient.Get(ctx, key("tls"), ing) }).Should(Succeed())
+		Expect(metav1.GetControllerOf(ing).UID).To(Equal(ws.UID))
+		Expect(ing.Spec.Rules[0].Host).To(Equal("alice.ide.example.com"))
+		Expect(ing.Spec.TLS[0].SecretName).To(Equal("tls-tls"))
+		cert := &cmv1.Certificate{}
+		Eventually(func() error { return k8sClient.Get(ctx, key("tls-tls"), cert) }).Should(Succeed())
+		Expect(metav1.GetControllerOf(cert).UID).To(Equal(ws.UID))
+		Expect(cert.Spec.DNSNames).To(Equal([]string{"alice.ide.example.com"}))
+		Expect(cert.Spec.IssuerRef.Kind).To(Equal("ClusterIssuer"))
+		Eventually(func(g Gomega) string { return getWorkspace("tls")(g).Status.URL }).Should(Equal("https://alice.ide.example.com"))
+
+		// Dropping the ingress removes both.
+		Expect(k8sClient.Patch(ctx, getWorkspace("tls")(Default), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"ingress":null}}`)))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key("tls-tls"), &cmv1.Certificate{})) }).Should(BeTrue())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key("tls"), &networkingv1.Ingress{})) }).Should(BeTrue())
+	})
+
+	It("should stay Starting until the Pod is Ready, then be Running with its startup time", func() {
+		Expect(k8sClient.Create(ctx, newWorkspace("ready"))).To(Succeed())
+		pod := &corev1.Pod{}
+		Eventually(func(g Gomega) { pod = getPod("ready")(g) }).Should(Succeed())
+		Expect(k8sClient.SubResource("binding").Create(ctx, pod, &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: "ready"},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: "node-1"},
+		})).To(Succeed())
+		Eventually(phase("ready")).Should(Equal(idev1alpha1.PhaseStarting))
+
+		pod = getPod("ready")(Default)
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.PodIP = "10.2.0.7"
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Consistently(phase("ready"), "1s").Should(Equal(idev1alpha1.PhaseStarting))
+		Expect(getWorkspace("ready")(Default).Status.Reason).To(Equal(workspace.ReasonNotAnswering))
+
+		pod = getPod("ready")(Default)
+		readyAt := metav1.NewTime(pod.CreationTimestamp.Add(3 * time.Second))
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: readyAt}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Eventually(phase("ready")).Should(Equal(idev1alpha1.PhaseRunning))
+		st := getWorkspace("ready")(Default).Status
+		Expect(*st.LastStartupSeconds).To(Equal(int64(3)))
+		Expect(st.PodIP).To(Equal("10.2.0.7"))
+		Expect(st.NodeName).To(Equal("node-1"))
+		Expect(meta.IsStatusConditionTrue(st.Conditions, conditions.Ready)).To(BeTrue())
+	})
+
+	It("should delete the Pod on stop, keep the volume and Service, and recreate the Pod on start", func() {
+		Expect(k8sClient.Create(ctx, newWorkspace("stopstart"))).To(Succeed())
+		first := &corev1.Pod{}
+		Eventually(func(g Gomega) { first = getPod("stopstart")(g) }).Should(Succeed())
+
+		setStarted("stopstart", false)
+		Eventually(podGone("stopstart")).Should(BeTrue())
+		Eventually(phase("stopstart")).Should(Equal(idev1alpha1.PhaseStopped))
+		Expect(k8sClient.Get(ctx, key("stopstart-home"), &corev1.PersistentVolumeClaim{})).To(Succeed())
+		Expect(k8sClient.Get(ctx, key("stopstart"), &corev1.Service{})).To(Succeed())
+		Expect(getWorkspace("stopstart")(Default).Status.StartedAt).To(BeNil())
+
+		setStarted("stopstart", true)
+		Eventually(func(g Gomega) types.UID { return getPod("stopstart")(g).UID }).ShouldNot(Equal(first.UID))
+		Expect(getPod("stopstart")(Default).Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal("stopstart-home"))
+		Eventually(phase("stopstart")).Should(Equal(idev1alpha1.PhasePending))
+	})
+
+	It("should recreate a Pod that someone else deleted", func() {
+		Expect(k8sClient.Create(ctx, newWorkspace("recreate"))).To(Succeed())
+		first := &corev1.Pod{}
+		Eventually(func(g Gomega) { first = getPod("recreate")(g) }).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, first)).To(Succeed())
+		Eventually(func(g Gomega) types.UID { return getPod("recreate")(g).UID }).ShouldNot(Equal(first.UID))
+	})
+
+	It("should replace the Pod when the spec changes, since a Pod cannot change in place", func() {
+		Expect(k8sClient.Create(ctx, newWorkspace("replace"))).To(Succeed())
+		first := &corev1.Pod{}
+		Eventually(func(g Gomega) { first = getPod("replace")(g) }).Should(Succeed())
+		Expect(k8sClient.Patch(ctx, getWorkspace("replace")(Default), client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"image":"docker.io/codercom/code-server:4.97.0"}}`)))).To(Succeed())
+		Eventually(func(g Gomega) string { return getPod("replace")(g).Spec.Containers[0].Image }).Should(Equal("docker.io/codercom/code-server:4.97.0"))
+		Expect(getPod("replace")(Default).UID).NotTo(Equal(first.UID))
+		Eventually(warningOrEvent("replace", "Restarting")).Should(ContainElement("Restarting"))
+	})
+
+	It("should stop the workspace when maxRunDuration has passed, and say so in an event", func() {
+		ws := newWorkspace("timed")
+		ws.Spec.MaxRunDuration = &metav1.Duration{Duration: 2 * time.Second}
+		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Eventually(func(g Gomega) { getPod("timed")(g) }).Should(Succeed())
+		Eventually(func(g Gomega) bool { return *getWorkspace("timed")(g).Spec.Started }, "10s").Should(BeFalse())
+		Eventually(podGone("timed")).Should(BeTrue())
+		Eventually(phase("timed")).Should(Equal(idev1alpha1.PhaseStopped))
+		Eventually(warningOrEvent("timed", workspace.ReasonMaxRunDuration)).Should(ContainElement(workspace.ReasonMaxRunDuration))
+	})
+
+	It("should make zero API writes when nothing changed", func() {
+		Expect(k8sClient.Create(ctx, newWorkspace("quiet"))).To(Succeed())
+		Eventually(phase("quiet")).Should(Equal(idev1alpha1.PhasePending))
+		settled()
+		counting.Reset()
+		for range 3 {
+			res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res).To(Equal(ctrl.Result{}))
+		}
+		Expect(counting.Writes()).To(BeEmpty())
+		Consistently(counting.Writes, "2s").Should(BeEmpty())
+	})
+
+	It("should leave a retained home volume without an owner reference, so it outlives the Workspace", func() {
+		ws := newWorkspace("retained")
+		ws.Spec.Storage.ReclaimPolicy = idev1alpha1.ReclaimRetain
+		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		pvc := &corev1.PersistentVolumeClaim{}
+		Eventually(func() error { return k8sClient.Get(ctx, key("retained-home"), pvc) }).Should(Succeed())
+		Expect(pvc.OwnerReferences).To(BeEmpty())
+		Expect(pvc.Labels).To(HaveKeyWithValue(engine.LabelInstance, "retained"))
+		// The other objects are owned as usual.
+		Eventually(func(g Gomega) *metav1.OwnerReference { return metav1.GetControllerOf(getPod("retained")(g)) }).ShouldNot(BeNil())
+	})
+
+	It("should report a spec the CRD admits but the rules refuse, and create nothing", func() {
+		ws := newWorkspace("invalid")
+		ws.Spec.User = "alice smith"
+		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Eventually(phase("invalid")).Should(Equal(idev1alpha1.PhaseFailed))
+		c := meta.FindStatusCondition(getWorkspace("invalid")(Default).Status.Conditions, conditions.Degraded)
+		Expect(c.Reason).To(Equal(conditions.ReasonInvalidSpec))
+		Expect(c.Message).To(ContainSubstring("spec.user"))
+		Eventually(warningOrEvent("invalid", conditions.ReasonInvalidSpec)).Should(ContainElement(conditions.ReasonInvalidSpec))
+		Expect(podGone("invalid")()).To(BeTrue())
+	})
+})
