@@ -46,7 +46,9 @@ func newWorkspace(name string) *idev1alpha1.Workspace {
 	return ws
 }
 
-func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "default", Name: name} }
+func key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "default", Name: name}
+}
 
 func getWorkspace(name string) func(g Gomega) *idev1alpha1.Workspace {
 	return func(g Gomega) *idev1alpha1.Workspace {
