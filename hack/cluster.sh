@@ -6,12 +6,18 @@
 # builds; nothing is downloaded.
 #
 # Usage: hack/cluster.sh up|down|kubeconfig
-# Env:   CLUSTER_NAME (default kubeforge), CLUSTER_NODES (default 3)
+# Env:   CLUSTER_NAME (default kubeforge), CLUSTER_NODES (default 3),
+#        CLUSTER_VOLUMES (default 8)
+#
+# kwok has no storage, so the cluster gets CLUSTER_VOLUMES hostPath
+# PersistentVolumes without a storage class, standing in for a provisioner:
+# the PersistentVolume controller binds claims that name no class to them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CLUSTER_NAME=${CLUSTER_NAME:-kubeforge}
 CLUSTER_NODES=${CLUSTER_NODES:-3}
+CLUSTER_VOLUMES=${CLUSTER_VOLUMES:-8}
 CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
 export KWOK_WORKDIR="$CACHE_ROOT/kwok"
 KUBECONFIG_PATH="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/kubeconfig.yaml"
@@ -51,6 +57,7 @@ up() {
     log "adding fake nodes: $CLUSTER_NODES"
     "$kwokctl" --name "$CLUSTER_NAME" scale node --replicas "$CLUSTER_NODES" >/dev/null 2>&1
   fi
+  volumes
   log "cluster $CLUSTER_NAME is ready; kubeconfig: $KUBECONFIG_PATH"
   echo "$KUBECONFIG_PATH"
 }
@@ -73,6 +80,28 @@ create() {
       exit 1
     }
   log "created cluster $CLUSTER_NAME in $(( $(date +%s) - t0 ))s"
+}
+
+volumes() {
+  local i manifest=""
+  for i in $(seq 1 "$CLUSTER_VOLUMES"); do
+    manifest+="apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: local-pv-$i
+  labels:
+    kubeforge.io/local-volume: \"true\"
+spec:
+  capacity:
+    storage: 20Gi
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  hostPath:
+    path: /tmp/kubeforge-local-pv-$i
+---
+"
+  done
+  kubectl --kubeconfig "$KUBECONFIG_PATH" create -f - >/dev/null 2>&1 <<<"$manifest" || true
 }
 
 down() {
