@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -45,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/kubeforge/kubeforge/controllers/balancer"
+	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/engine"
@@ -62,7 +64,8 @@ var setupLog = ctrl.Log.WithName("setup")
 // does not grow with the cluster's unrelated objects.
 func ownedTypes(certManager bool) []client.Object {
 	types := []client.Object{
-		&appsv1.Deployment{}, &corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
+		&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{},
+		&corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
 		&corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
 		// EndpointSlices carry their Service's labels, so those of the
 		// Balancers' backend Services are the only ones cached.
@@ -113,6 +116,13 @@ func kinds(clusterDomain string, certManager bool) []kind {
 				return (&podset.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPodSetWebhookWithManager,
+		},
+		{
+			name: "Platform",
+			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
+				return (&platform.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr)
+			},
+			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
 		},
 		{
 			name: "Balancer",

@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1alpha1 contains the apps.kubeforge.io/v1alpha1 API: PodSet (and,
-// later, Platform).
+// Package v1alpha1 contains the apps.kubeforge.io/v1alpha1 API: PodSet and
+// Platform.
 // +kubebuilder:object:generate=true
 // +groupName=apps.kubeforge.io
 package v1alpha1

@@ -1,0 +1,364 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// PlatformLabel is set on every pod of a Platform, with its name.
+	PlatformLabel = "apps.kubeforge.io/platform"
+	// PlatformComponentLabel is set on every pod of a Platform's
+	// component, with the component's name; with PlatformLabel it is the
+	// component's selector.
+	PlatformComponentLabel = "apps.kubeforge.io/platform-component"
+	// PlatformConfigHashAnnotation on a component's pod template is a
+	// digest of its config files: a config change rolls the component.
+	PlatformConfigHashAnnotation = "apps.kubeforge.io/config-hash"
+)
+
+// WorkloadType is the kind of workload a component runs as.
+// +kubebuilder:validation:Enum=Deployment;StatefulSet;DaemonSet;CronJob
+type WorkloadType string
+
+// The workload types of a component.
+const (
+	WorkloadDeployment  WorkloadType = "Deployment"
+	WorkloadStatefulSet WorkloadType = "StatefulSet"
+	WorkloadDaemonSet   WorkloadType = "DaemonSet"
+	WorkloadCronJob     WorkloadType = "CronJob"
+)
+
+// PlatformSpec is the desired state of a Platform.
+type PlatformSpec struct {
+	// imageRepository is the registry and path every component's image
+	// name is appended to, e.g. registry.example.com/acme.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +required
+	ImageRepository string `json:"imageRepository"`
+
+	// version is the default tag of every component's image. Raising it
+	// rolls the components in dependency order.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`
+	// +required
+	Version string `json:"version"`
+
+	// imagePullPolicy of every container. Defaults to IfNotPresent.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +kubebuilder:default=IfNotPresent
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// imagePullSecrets of every pod.
+	// +optional
+	// +listType=atomic
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// components of the platform, each run as its own workload.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +required
+	Components []PlatformComponent `json:"components"`
+}
+
+// PlatformComponent is one service of a platform.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.workload) || !has(self.workload) || self.workload == oldSelf.workload",message="a component's workload cannot change; add a component with a new name instead"
+type PlatformComponent struct {
+	// name of the component, a DNS label, unique in the platform. Its
+	// objects are named <platform>-<name>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// workload the component runs as: Deployment (the default),
+	// StatefulSet, DaemonSet or CronJob. Cannot change.
+	// +kubebuilder:default=Deployment
+	// +optional
+	Workload WorkloadType `json:"workload,omitempty"`
+
+	// disable stops the component: its workload, Service and ConfigMap
+	// are deleted; its volume stays unless its reclaimPolicy is Delete.
+	// +optional
+	Disable bool `json:"disable,omitempty"`
+
+	// image is the full image reference, overriding imageRepository,
+	// imageName and tag.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// imageName is appended to spec.imageRepository. Defaults to the
+	// component's name.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	ImageName string `json:"imageName,omitempty"`
+
+	// tag of the image. Empty follows spec.version, so a version bump
+	// cascades; set it only to pin this component.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Tag string `json:"tag,omitempty"`
+
+	// replicas of a Deployment or StatefulSet. Defaults to 1. Not allowed
+	// for DaemonSets and CronJobs.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// command of the container, replacing the image's entrypoint.
+	// +optional
+	// +listType=atomic
+	Command []string `json:"command,omitempty"`
+
+	// args of the container.
+	// +optional
+	// +listType=atomic
+	Args []string `json:"args,omitempty"`
+
+	// env of the container.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// ports the component serves; a Service exposes them.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Ports []ComponentPort `json:"ports,omitempty"`
+
+	// service exposing the ports; created when there are ports.
+	// +optional
+	Service ComponentService `json:"service,omitempty"`
+
+	// config holds files (name → content) mounted read-only at
+	// /etc/<component>/. Their digest is in the pod template, so a change
+	// rolls the component.
+	// +optional
+	Config map[string]string `json:"config,omitempty"`
+
+	// storage is a persistent volume for the component: a
+	// PersistentVolumeClaim for a Deployment, a volumeClaimTemplate for a
+	// StatefulSet.
+	// +optional
+	Storage *ComponentStorage `json:"storage,omitempty"`
+
+	// schedule in cron format; required for and only for a CronJob.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// nodeSelector of the pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the pods.
+	// +optional
+	// +listType=atomic
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity of the pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// resources of the container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// dependsOn names components that must be Ready before this one is
+	// created, and that must run a new version before this one moves to it.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+// ComponentPort is a port a component serves.
+type ComponentPort struct {
+	// name of the port: an IANA service name, at most 15 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +required
+	Name string `json:"name"`
+	// port number, on the container and the Service.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +required
+	Port int32 `json:"port"`
+	// protocol: TCP (the default), UDP or SCTP.
+	// +kubebuilder:validation:Enum=TCP;UDP;SCTP
+	// +kubebuilder:default=TCP
+	// +optional
+	Protocol corev1.Protocol `json:"protocol,omitempty"`
+}
+
+// ComponentService is the Service of a component.
+type ComponentService struct {
+	// type of the Service: ClusterIP (the default), NodePort or LoadBalancer.
+	// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+	// +optional
+	Type corev1.ServiceType `json:"type,omitempty"`
+}
+
+// ComponentStorage is a component's persistent volume.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.mountPath) || self.mountPath == oldSelf.mountPath",message="storage.mountPath cannot change"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="storage.storageClassName cannot change"
+type ComponentStorage struct {
+	// size of the volume. It may grow (where the storage class allows
+	// expansion) but never shrink.
+	// +required
+	Size resource.Quantity `json:"size"`
+	// storageClassName of the volume; empty uses the cluster's default.
+	// Cannot change.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+	// mountPath of the volume in the container. Defaults to
+	// /var/lib/<component>. Cannot change.
+	// +kubebuilder:validation:Pattern=`^/`
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	MountPath string `json:"mountPath,omitempty"`
+	// reclaimPolicy: Retain (the default) keeps the volume when the
+	// component is disabled or the Platform deleted; Delete removes it.
+	// +kubebuilder:validation:Enum=Retain;Delete
+	// +kubebuilder:default=Retain
+	// +optional
+	ReclaimPolicy string `json:"reclaimPolicy,omitempty"`
+}
+
+// PlatformPhase is where a Platform is.
+// +kubebuilder:validation:Enum=Deploying;Upgrading;Running;Degraded
+type PlatformPhase string
+
+// The phases of a Platform.
+const (
+	PlatformDeploying PlatformPhase = "Deploying"
+	PlatformUpgrading PlatformPhase = "Upgrading"
+	PlatformRunning   PlatformPhase = "Running"
+	PlatformDegraded  PlatformPhase = "Degraded"
+)
+
+// ComponentPhase is where a component is.
+// +kubebuilder:validation:Enum=Waiting;Deploying;Ready;Disabled;Failed
+type ComponentPhase string
+
+// The phases of a component.
+const (
+	ComponentWaiting   ComponentPhase = "Waiting"
+	ComponentDeploying ComponentPhase = "Deploying"
+	ComponentReady     ComponentPhase = "Ready"
+	ComponentDisabled  ComponentPhase = "Disabled"
+	ComponentFailed    ComponentPhase = "Failed"
+)
+
+// ComponentStatus is what was observed of one component.
+type ComponentStatus struct {
+	// name of the component.
+	Name string `json:"name"`
+	// phase of the component.
+	Phase ComponentPhase `json:"phase"`
+	// image the component runs (or is moving to), computed from
+	// imageRepository, imageName and tag or version.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// replicas of the workload (desired pods scheduled, for a DaemonSet).
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// readyReplicas of the workload.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// message says what the component waits for or what went wrong.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PlatformStatus is the observed state of a Platform.
+type PlatformStatus struct {
+	// observedGeneration is the metadata.generation that this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase: Deploying, Upgrading (a version bump is rolling through the
+	// components), Running (every enabled component is Ready on the
+	// current version), Degraded (a component failed or the spec is invalid).
+	// +optional
+	Phase PlatformPhase `json:"phase,omitempty"`
+	// version every enabled component runs, set once they all do.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// ready is "<ready>/<enabled>" components, for kubectl get.
+	// +optional
+	Ready string `json:"ready,omitempty"`
+	// components, in spec order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Components []ComponentStatus `json:"components,omitempty"`
+	// conditions: Ready, Progressing, Degraded.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Platform deploys a multi-component platform — services that share one
+// image registry and version — as Deployments, StatefulSets, DaemonSets and
+// CronJobs with their Services, config and storage, in dependency order,
+// and rolls a version bump through them in that order.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=plat,categories=kubeforge
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`,description="The version every enabled component runs"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Deploying, Upgrading, Running or Degraded"
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`,description="Ready components of the enabled ones"
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.version`,priority=1,description="The version asked for"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Platform struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state of the Platform.
+	// +required
+	Spec PlatformSpec `json:"spec"`
+
+	// status is the observed state of the Platform, written by the operator.
+	// +optional
+	Status PlatformStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// PlatformList is a list of Platforms.
+type PlatformList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Platform `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Platform{}, &PlatformList{})
+}

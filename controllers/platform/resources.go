@@ -1,0 +1,309 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package platform
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+// ObjectName is the name of a component's workload and Service.
+func ObjectName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
+	return p.Name + "-" + c.Name
+}
+
+// ConfigMapName is the name of a component's ConfigMap.
+func ConfigMapName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
+	return ObjectName(p, c) + "-config"
+}
+
+// PVCName is the name of a Deployment component's volume claim.
+func PVCName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
+	return ObjectName(p, c) + "-data"
+}
+
+// EffectiveImage is the image a component runs at the spec's version:
+// image if given, otherwise imageRepository/imageName:tag, with the tag
+// defaulting to spec.version. It is computed here, never written into the
+// spec, so a version bump cascades.
+func EffectiveImage(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
+	if c.Image != "" {
+		return c.Image
+	}
+	name := c.ImageName
+	if name == "" {
+		name = c.Name
+	}
+	tag := c.Tag
+	if tag == "" {
+		tag = p.Spec.Version
+	}
+	return strings.TrimSuffix(p.Spec.ImageRepository, "/") + "/" + name + ":" + tag
+}
+
+// SelectorLabels select a component's pods.
+func SelectorLabels(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) map[string]string {
+	return map[string]string{appsv1alpha1.PlatformLabel: p.Name, appsv1alpha1.PlatformComponentLabel: c.Name}
+}
+
+func objectMeta(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, name string) metav1.ObjectMeta {
+	labels := engine.CommonLabels(p, c.Name)
+	labels[appsv1alpha1.PlatformLabel] = p.Name
+	labels[appsv1alpha1.PlatformComponentLabel] = c.Name
+	return metav1.ObjectMeta{Name: name, Namespace: p.Namespace, Labels: labels}
+}
+
+func workloadOf(c *appsv1alpha1.PlatformComponent) appsv1alpha1.WorkloadType {
+	if c.Workload == "" {
+		return appsv1alpha1.WorkloadDeployment
+	}
+	return c.Workload
+}
+
+func replicasOf(c *appsv1alpha1.PlatformComponent) int32 {
+	if c.Replicas == nil {
+		return 1
+	}
+	return *c.Replicas
+}
+
+// ComponentObjects are the objects of one enabled component running image:
+// its ConfigMap, volume claim (Deployment with storage), Service (when it
+// has ports) and workload.
+func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image string) []client.Object {
+	var objs []client.Object
+	if len(c.Config) > 0 {
+		objs = append(objs, ConfigMap(p, c))
+	}
+	if c.Storage != nil && workloadOf(c) == appsv1alpha1.WorkloadDeployment {
+		objs = append(objs, PVC(p, c))
+	}
+	if len(c.Ports) > 0 && workloadOf(c) != appsv1alpha1.WorkloadCronJob {
+		objs = append(objs, Service(p, c))
+	}
+	return append(objs, Workload(p, c, image))
+}
+
+// Workload builds the component's Deployment, StatefulSet, DaemonSet or CronJob.
+func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image string) client.Object {
+	meta := objectMeta(p, c, ObjectName(p, c))
+	selector := &metav1.LabelSelector{MatchLabels: SelectorLabels(p, c)}
+	tmpl := podTemplate(p, c, image)
+	replicas := replicasOf(c)
+	switch workloadOf(c) {
+	case appsv1alpha1.WorkloadStatefulSet:
+		sts := &appsv1.StatefulSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+			ObjectMeta: meta,
+			Spec: appsv1.StatefulSetSpec{
+				Replicas:            &replicas,
+				Selector:            selector,
+				ServiceName:         ObjectName(p, c),
+				PodManagementPolicy: appsv1.OrderedReadyPodManagement,
+				Template:            tmpl,
+			},
+		}
+		if s := c.Storage; s != nil {
+			policy := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+			if s.ReclaimPolicy == "Delete" {
+				policy = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+			}
+			sts.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: policy, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			}
+			sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+				ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: SelectorLabels(p, c)},
+				Spec:       claimSpec(s),
+			}}
+		}
+		return sts
+	case appsv1alpha1.WorkloadDaemonSet:
+		return &appsv1.DaemonSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+			ObjectMeta: meta,
+			Spec:       appsv1.DaemonSetSpec{Selector: selector, Template: tmpl},
+		}
+	case appsv1alpha1.WorkloadCronJob:
+		tmpl.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		return &batchv1.CronJob{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+			ObjectMeta: meta,
+			Spec: batchv1.CronJobSpec{
+				Schedule:          c.Schedule,
+				ConcurrencyPolicy: batchv1.ForbidConcurrent,
+				JobTemplate: batchv1.JobTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: SelectorLabels(p, c)},
+					Spec:       batchv1.JobSpec{Template: tmpl},
+				},
+			},
+		}
+	default:
+		dep := &appsv1.Deployment{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: meta,
+			Spec:       appsv1.DeploymentSpec{Replicas: &replicas, Selector: selector, Template: tmpl},
+		}
+		if c.Storage != nil {
+			// A ReadWriteOnce volume cannot be shared by an old and a new pod
+			// on two nodes: replace the pod instead of rolling.
+			dep.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		}
+		return dep
+	}
+}
+
+func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image string) corev1.PodTemplateSpec {
+	labels := engine.CommonLabels(p, c.Name)
+	for k, v := range SelectorLabels(p, c) {
+		labels[k] = v
+	}
+	pullPolicy := p.Spec.ImagePullPolicy
+	if pullPolicy == "" {
+		pullPolicy = corev1.PullIfNotPresent
+	}
+	container := corev1.Container{
+		Name:            c.Name,
+		Image:           image,
+		ImagePullPolicy: pullPolicy,
+		Command:         c.Command,
+		Args:            c.Args,
+		Env:             c.Env,
+	}
+	for _, pt := range c.Ports {
+		proto := pt.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		container.Ports = append(container.Ports, corev1.ContainerPort{Name: pt.Name, ContainerPort: pt.Port, Protocol: proto})
+	}
+	if c.Resources != nil {
+		container.Resources = *c.Resources
+	}
+	spec := corev1.PodSpec{
+		NodeSelector:     c.NodeSelector,
+		Tolerations:      c.Tolerations,
+		Affinity:         c.Affinity,
+		ImagePullSecrets: p.Spec.ImagePullSecrets,
+	}
+	var annotations map[string]string
+	if len(c.Config) > 0 {
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/" + c.Name, ReadOnly: true})
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(p, c)}},
+		}})
+		annotations = map[string]string{appsv1alpha1.PlatformConfigHashAnnotation: ConfigHash(c.Config)}
+	}
+	if s := c.Storage; s != nil {
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: mountPath(c)})
+		if workloadOf(c) == appsv1alpha1.WorkloadDeployment {
+			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(p, c)},
+			}})
+		}
+	}
+	spec.Containers = []corev1.Container{container}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: spec}
+}
+
+func mountPath(c *appsv1alpha1.PlatformComponent) string {
+	if c.Storage.MountPath == "" {
+		return "/var/lib/" + c.Name
+	}
+	return c.Storage.MountPath
+}
+
+func claimSpec(s *appsv1alpha1.ComponentStorage) corev1.PersistentVolumeClaimSpec {
+	return corev1.PersistentVolumeClaimSpec{
+		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		StorageClassName: s.StorageClassName,
+		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: s.Size}},
+	}
+}
+
+// ConfigHash is a digest of a component's config files.
+func ConfigHash(files map[string]string) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n))
+		h.Write([]byte{0})
+		h.Write([]byte(files[n]))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// ConfigMap holds a component's config files.
+func ConfigMap(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: objectMeta(p, c, ConfigMapName(p, c)),
+		Data:       c.Config,
+	}
+}
+
+// PVC is a Deployment component's volume. With the Retain policy it has no
+// owner reference, so it outlives the component and the Platform.
+func PVC(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev1.PersistentVolumeClaim {
+	pvc := &corev1.PersistentVolumeClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: objectMeta(p, c, PVCName(p, c)),
+		Spec:       claimSpec(c.Storage),
+	}
+	if c.Storage.ReclaimPolicy != "Delete" {
+		engine.Retain(pvc)
+	}
+	return pvc
+}
+
+// Service exposes a component's ports.
+func Service(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev1.Service {
+	t := c.Service.Type
+	if t == "" {
+		t = corev1.ServiceTypeClusterIP
+	}
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(p, c, ObjectName(p, c)),
+		Spec:       corev1.ServiceSpec{Type: t, Selector: SelectorLabels(p, c)},
+	}
+	for _, pt := range c.Ports {
+		proto := pt.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: pt.Name, Protocol: proto, Port: pt.Port, TargetPort: intstr.FromInt32(pt.Port)})
+	}
+	return svc
+}

@@ -1,0 +1,304 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
+	kfvalidation "github.com/kubeforge/kubeforge/internal/validation"
+)
+
+// +kubebuilder:webhook:path=/mutate-apps-kubeforge-io-v1alpha1-platform,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=platforms,verbs=create;update,versions=v1alpha1,name=mplatform-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/validate-apps-kubeforge-io-v1alpha1-platform,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=platforms,verbs=create;update,versions=v1alpha1,name=vplatform-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
+
+// SetupPlatformWebhookWithManager serves the Platform webhooks.
+func SetupPlatformWebhookWithManager(mgr ctrl.Manager) error {
+	return admit.Register(mgr, &appsv1alpha1.Platform{}, admit.Kind[*appsv1alpha1.Platform]{
+		Default:        DefaultPlatform,
+		ValidateCreate: ValidatePlatform,
+		ValidateUpdate: ValidatePlatformUpdate,
+	}, "/mutate-apps-kubeforge-io-v1alpha1-platform", "/validate-apps-kubeforge-io-v1alpha1-platform")
+}
+
+// DefaultPlatform fills in the per-component defaults that do not depend
+// on other fields of the spec. The tag is not filled in: an empty tag
+// follows spec.version, so that a version bump cascades.
+func DefaultPlatform(p *appsv1alpha1.Platform) {
+	if p.Spec.ImagePullPolicy == "" {
+		p.Spec.ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		if c.Workload == "" {
+			c.Workload = appsv1alpha1.WorkloadDeployment
+		}
+		if c.Image == "" && c.ImageName == "" {
+			c.ImageName = c.Name
+		}
+		if c.Replicas == nil && HasReplicas(c.Workload) {
+			r := int32(1)
+			c.Replicas = &r
+		}
+		for j := range c.Ports {
+			if c.Ports[j].Protocol == "" {
+				c.Ports[j].Protocol = corev1.ProtocolTCP
+			}
+		}
+		if len(c.Ports) > 0 && c.Service.Type == "" {
+			c.Service.Type = corev1.ServiceTypeClusterIP
+		}
+		if s := c.Storage; s != nil {
+			if s.MountPath == "" {
+				s.MountPath = "/var/lib/" + c.Name
+			}
+			if s.ReclaimPolicy == "" {
+				s.ReclaimPolicy = "Retain"
+			}
+		}
+	}
+}
+
+// HasReplicas reports whether replicas means something for a workload.
+func HasReplicas(w appsv1alpha1.WorkloadType) bool {
+	return w == "" || w == appsv1alpha1.WorkloadDeployment || w == appsv1alpha1.WorkloadStatefulSet
+}
+
+// maxObjectName keeps <platform>-<component>-config a DNS label.
+const maxObjectName = validation.DNS1035LabelMaxLength - len("-config")
+
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ValidatePlatform returns every problem with a Platform's spec.
+func ValidatePlatform(p *appsv1alpha1.Platform) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if p.Spec.ImageRepository == "" {
+		errs = append(errs, field.Required(spec.Child("imageRepository"), "e.g. registry.example.com/acme"))
+	}
+	if p.Spec.Version == "" {
+		errs = append(errs, field.Required(spec.Child("version"), "the default tag of every component"))
+	}
+	comps := spec.Child("components")
+	if len(p.Spec.Components) == 0 {
+		errs = append(errs, field.Required(comps, "at least one component"))
+	}
+	names := map[string]bool{}
+	for i, c := range p.Spec.Components {
+		cp := comps.Index(i)
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+		}
+		names[c.Name] = true
+		for _, msg := range validation.IsDNS1035Label(c.Name) {
+			errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
+		}
+		if obj := p.Name + "-" + c.Name; len(obj) > maxObjectName {
+			errs = append(errs, field.Invalid(cp.Child("name"), c.Name,
+				fmt.Sprintf("%q with the platform's name is longer than %d characters, too long for its objects' names", obj, maxObjectName)))
+		}
+		errs = append(errs, validateComponent(c, cp)...)
+	}
+	for i, c := range p.Spec.Components {
+		for j, d := range c.DependsOn {
+			dp := comps.Index(i).Child("dependsOn").Index(j)
+			switch {
+			case d == c.Name:
+				errs = append(errs, field.Invalid(dp, d, "a component cannot depend on itself"))
+			case !names[d]:
+				errs = append(errs, field.NotFound(dp, d))
+			}
+		}
+	}
+	if cycle := FindCycle(p.Spec.Components); len(cycle) > 0 {
+		errs = append(errs, field.Invalid(comps, strings.Join(cycle, " → "), "dependsOn forms a cycle"))
+	}
+	return errs
+}
+
+func validateComponent(c appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch c.Workload {
+	case "", appsv1alpha1.WorkloadDeployment, appsv1alpha1.WorkloadStatefulSet, appsv1alpha1.WorkloadDaemonSet, appsv1alpha1.WorkloadCronJob:
+	default:
+		errs = append(errs, field.NotSupported(cp.Child("workload"), c.Workload, []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob"}))
+	}
+	if c.Image != "" && (c.ImageName != "" && c.ImageName != c.Name || c.Tag != "") {
+		errs = append(errs, field.Invalid(cp.Child("image"), c.Image, "give either image or imageName and tag, not both"))
+	}
+	if c.Replicas != nil && !HasReplicas(c.Workload) {
+		errs = append(errs, field.Forbidden(cp.Child("replicas"), fmt.Sprintf("a %s has no replicas", c.Workload)))
+	}
+	if c.Workload == appsv1alpha1.WorkloadCronJob {
+		if c.Schedule == "" {
+			errs = append(errs, field.Required(cp.Child("schedule"), "a CronJob needs a schedule, e.g. \"0 3 * * *\""))
+		} else if _, err := cronParser.Parse(c.Schedule); err != nil {
+			errs = append(errs, field.Invalid(cp.Child("schedule"), c.Schedule, err.Error()))
+		}
+		if len(c.Ports) > 0 {
+			errs = append(errs, field.Forbidden(cp.Child("ports"), "a CronJob serves no ports"))
+		}
+	} else if c.Schedule != "" {
+		errs = append(errs, field.Forbidden(cp.Child("schedule"), "only a CronJob has a schedule"))
+	}
+	if s := c.Storage; s != nil {
+		sp := cp.Child("storage")
+		if c.Workload != "" && c.Workload != appsv1alpha1.WorkloadDeployment && c.Workload != appsv1alpha1.WorkloadStatefulSet {
+			errs = append(errs, field.Forbidden(sp, fmt.Sprintf("a %s cannot have storage", c.Workload)))
+		}
+		if s.Size.Sign() <= 0 {
+			errs = append(errs, field.Invalid(sp.Child("size"), s.Size.String(), "must be greater than 0"))
+		}
+		if s.MountPath != "" && (!path.IsAbs(s.MountPath) || path.Clean(s.MountPath) != s.MountPath) {
+			errs = append(errs, field.Invalid(sp.Child("mountPath"), s.MountPath, "must be a clean absolute path"))
+		}
+		if s.ReclaimPolicy != "" && s.ReclaimPolicy != "Retain" && s.ReclaimPolicy != "Delete" {
+			errs = append(errs, field.NotSupported(sp.Child("reclaimPolicy"), s.ReclaimPolicy, []string{"Retain", "Delete"}))
+		}
+	}
+	for j, pt := range c.Ports {
+		for _, msg := range validation.IsValidPortName(pt.Name) {
+			errs = append(errs, field.Invalid(cp.Child("ports").Index(j).Child("name"), pt.Name, msg))
+		}
+	}
+	for name := range c.Config {
+		for _, msg := range validation.IsConfigMapKey(name) {
+			errs = append(errs, field.Invalid(cp.Child("config").Key(name), name, msg))
+		}
+	}
+	for j, e := range c.Env {
+		for _, msg := range validation.IsEnvVarName(e.Name) {
+			errs = append(errs, field.Invalid(cp.Child("env").Index(j).Child("name"), e.Name, msg))
+		}
+	}
+	if c.Resources != nil {
+		errs = append(errs, kfvalidation.Resources(c.Resources, cp.Child("resources"))...)
+	}
+	return errs
+}
+
+// FindCycle returns the names along one dependsOn cycle, first name
+// repeated at the end, or nil when there is none. Unknown names are ignored.
+func FindCycle(comps []appsv1alpha1.PlatformComponent) []string {
+	deps := map[string][]string{}
+	for _, c := range comps {
+		deps[c.Name] = c.DependsOn
+	}
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(string) []string
+	visit = func(n string) []string {
+		state[n] = visiting
+		stack = append(stack, n)
+		for _, d := range deps[n] {
+			if _, known := deps[d]; !known || d == n {
+				continue
+			}
+			switch state[d] {
+			case visiting:
+				for i, s := range stack {
+					if s == d {
+						return append(append([]string{}, stack[i:]...), d)
+					}
+				}
+			case unvisited:
+				if c := visit(d); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return nil
+	}
+	for _, c := range comps {
+		if state[c.Name] == unvisited {
+			if cycle := visit(c.Name); cycle != nil {
+				return cycle
+			}
+		}
+	}
+	return nil
+}
+
+// ValidatePlatformUpdate returns every problem with a change to a
+// Platform: a component keeps its workload type, and its storage keeps its
+// class and mount path and never shrinks.
+func ValidatePlatformUpdate(oldP, newP *appsv1alpha1.Platform) field.ErrorList {
+	errs := ValidatePlatform(newP)
+	old := map[string]appsv1alpha1.PlatformComponent{}
+	for _, c := range oldP.Spec.Components {
+		old[c.Name] = c
+	}
+	for i, c := range newP.Spec.Components {
+		o, ok := old[c.Name]
+		if !ok {
+			continue
+		}
+		cp := field.NewPath("spec", "components").Index(i)
+		if workload(o) != workload(c) {
+			errs = append(errs, field.Forbidden(cp.Child("workload"),
+				fmt.Sprintf("cannot change from %s to %s; add a component with a new name instead", workload(o), workload(c))))
+		}
+		if o.Storage == nil || c.Storage == nil {
+			continue
+		}
+		sp := cp.Child("storage")
+		switch cmp := c.Storage.Size.Cmp(o.Storage.Size); {
+		case cmp < 0:
+			errs = append(errs, field.Forbidden(sp.Child("size"), fmt.Sprintf("cannot shrink from %s to %s", o.Storage.Size.String(), c.Storage.Size.String())))
+		case cmp > 0 && workload(c) == appsv1alpha1.WorkloadStatefulSet:
+			// A StatefulSet's volumeClaimTemplates cannot change.
+			errs = append(errs, field.Forbidden(sp.Child("size"), fmt.Sprintf("cannot change for a StatefulSet (it is %s)", o.Storage.Size.String())))
+		}
+		if ptrString(o.Storage.StorageClassName) != ptrString(c.Storage.StorageClassName) {
+			errs = append(errs, field.Forbidden(sp.Child("storageClassName"), "cannot change"))
+		}
+		if o.Storage.MountPath != "" && o.Storage.MountPath != c.Storage.MountPath {
+			errs = append(errs, field.Forbidden(sp.Child("mountPath"), fmt.Sprintf("cannot change (it is %s)", o.Storage.MountPath)))
+		}
+	}
+	return errs
+}
+
+func workload(c appsv1alpha1.PlatformComponent) appsv1alpha1.WorkloadType {
+	if c.Workload == "" {
+		return appsv1alpha1.WorkloadDeployment
+	}
+	return c.Workload
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
