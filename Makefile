@@ -88,6 +88,7 @@ test-e2e: test-binaries build ## End-to-end tests against a local kwok cluster (
 fuzz: ## Run each fuzz test for 30s.
 	go test ./internal/validation/ -run '^$$' -fuzz FuzzRawQuantityErrors -fuzztime 30s
 	go test ./webhooks/apps/v1alpha1/ -run '^$$' -fuzz FuzzValidatePodSet -fuzztime 30s
+	go test ./webhooks/apps/v1alpha1/ -run '^$$' -fuzz FuzzValidatePlatform -fuzztime 30s
 	go test ./webhooks/networking/v1alpha1/ -run '^$$' -fuzz FuzzValidateBalancer -fuzztime 30s
 	go test ./webhooks/ide/v1alpha1/ -run '^$$' -fuzz FuzzValidateWorkspace -fuzztime 30s
 

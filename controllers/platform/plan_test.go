@@ -1,0 +1,217 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package platform
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+)
+
+// platform builds a Platform from "name:dep,dep" entries.
+func platform(version string, comps ...string) *appsv1alpha1.Platform {
+	p := &appsv1alpha1.Platform{
+		ObjectMeta: metav1.ObjectMeta{Name: "acme", Namespace: "prod"},
+		Spec:       appsv1alpha1.PlatformSpec{ImageRepository: "reg.example.com/acme", Version: version},
+	}
+	for _, c := range comps {
+		name, deps, _ := strings.Cut(c, ":")
+		comp := appsv1alpha1.PlatformComponent{Name: name}
+		if deps != "" {
+			comp.DependsOn = strings.Split(deps, ",")
+		}
+		p.Spec.Components = append(p.Spec.Components, comp)
+	}
+	return p
+}
+
+func img(name, version string) string { return "reg.example.com/acme/" + name + ":" + version }
+
+func ready(name, version string) Live {
+	return Live{Exists: true, Ready: true, Image: img(name, version)}
+}
+
+func rolling(name, version string) Live { return Live{Exists: true, Image: img(name, version)} }
+
+func TestOrder(t *testing.T) {
+	cases := []struct {
+		name  string
+		comps []string
+		want  []string
+		err   string
+	}{
+		{"independent components keep spec order", []string{"a", "b", "c"}, []string{"a", "b", "c"}, ""},
+		{"a chain comes out dependencies first", []string{"c:b", "b:a", "a"}, []string{"a", "b", "c"}, ""},
+		{"a diamond puts the join last", []string{"d:b,c", "b:a", "c:a", "a"}, []string{"a", "b", "c", "d"}, ""},
+		{"a cycle is an error naming its members", []string{"a:c", "b:a", "c:b", "x"}, nil, "a, b, c"},
+		{"a self-dependency is ignored here (the validator refuses it)", []string{"a:a"}, []string{"a"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := platform("1", tc.comps...)
+			order, err := Order(p.Spec.Components)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, i := range order {
+				got = append(got, p.Spec.Components[i].Name)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("order = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlan(t *testing.T) {
+	type want struct {
+		deploy bool
+		image  string
+		phase  appsv1alpha1.ComponentPhase
+	}
+	W := func(deploy bool, image string, phase appsv1alpha1.ComponentPhase) want { return want{deploy, image, phase} }
+	const (
+		waiting   = appsv1alpha1.ComponentWaiting
+		deploying = appsv1alpha1.ComponentDeploying
+		isReady   = appsv1alpha1.ComponentReady
+		disabled  = appsv1alpha1.ComponentDisabled
+		failed    = appsv1alpha1.ComponentFailed
+	)
+	cases := []struct {
+		name    string
+		p       *appsv1alpha1.Platform
+		disable string
+		live    map[string]Live
+		want    map[string]want
+	}{
+		{
+			name: "on a fresh platform only the roots are created",
+			p:    platform("1", "db", "api:db", "web:api"),
+			want: map[string]want{"db": W(true, img("db", "1"), deploying), "api": W(false, img("api", "1"), waiting), "web": W(false, img("web", "1"), waiting)},
+		},
+		{
+			name: "a dependent is created once its dependency is Ready",
+			p:    platform("1", "db", "api:db", "web:api"),
+			live: map[string]Live{"db": ready("db", "1")},
+			want: map[string]want{"db": W(true, img("db", "1"), isReady), "api": W(true, img("api", "1"), deploying), "web": W(false, img("web", "1"), waiting)},
+		},
+		{
+			name: "a dependency that exists but is not Ready still gates creation",
+			p:    platform("1", "db", "api:db"),
+			live: map[string]Live{"db": rolling("db", "1")},
+			want: map[string]want{"db": W(true, img("db", "1"), deploying), "api": W(false, img("api", "1"), waiting)},
+		},
+		{
+			name: "in a diamond the join waits for both sides",
+			p:    platform("1", "a", "b:a", "c:a", "d:b,c"),
+			live: map[string]Live{"a": ready("a", "1"), "b": ready("b", "1"), "c": rolling("c", "1")},
+			want: map[string]want{"a": W(true, img("a", "1"), isReady), "b": W(true, img("b", "1"), isReady), "c": W(true, img("c", "1"), deploying), "d": W(false, img("d", "1"), waiting)},
+		},
+		{
+			name: "a version bump moves the roots first and holds the rest on the old image",
+			p:    platform("2", "db", "api:db", "web:api"),
+			live: map[string]Live{"db": ready("db", "1"), "api": ready("api", "1"), "web": ready("web", "1")},
+			want: map[string]want{"db": W(true, img("db", "2"), deploying), "api": W(true, img("api", "1"), waiting), "web": W(true, img("web", "1"), waiting)},
+		},
+		{
+			name: "a dependency on the new image but not Ready yet still holds its dependents",
+			p:    platform("2", "db", "api:db"),
+			live: map[string]Live{"db": rolling("db", "2"), "api": ready("api", "1")},
+			want: map[string]want{"db": W(true, img("db", "2"), deploying), "api": W(true, img("api", "1"), waiting)},
+		},
+		{
+			name: "once a dependency is Ready on the new image its dependents move",
+			p:    platform("2", "db", "api:db", "web:api"),
+			live: map[string]Live{"db": ready("db", "2"), "api": ready("api", "1"), "web": ready("web", "1")},
+			want: map[string]want{"db": W(true, img("db", "2"), isReady), "api": W(true, img("api", "2"), deploying), "web": W(true, img("web", "1"), waiting)},
+		},
+		{
+			name: "in a diamond the join moves only after both sides did",
+			p:    platform("2", "a", "b:a", "c:a", "d:b,c"),
+			live: map[string]Live{"a": ready("a", "2"), "b": ready("b", "2"), "c": ready("c", "1"), "d": ready("d", "1")},
+			want: map[string]want{"a": W(true, img("a", "2"), isReady), "b": W(true, img("b", "2"), isReady), "c": W(true, img("c", "2"), deploying), "d": W(true, img("d", "1"), waiting)},
+		},
+		{
+			name:    "a disabled component is not applied and does not hold its dependents back",
+			p:       platform("1", "cache", "api:cache"),
+			disable: "cache",
+			live:    map[string]Live{"cache": ready("cache", "1")},
+			want:    map[string]want{"cache": W(false, "", disabled), "api": W(true, img("api", "1"), deploying)},
+		},
+		{
+			name: "a failed workload is reported Failed and still applied",
+			p:    platform("1", "db"),
+			live: map[string]Live{"db": {Exists: true, Image: img("db", "1"), Failed: true, Message: "ProgressDeadlineExceeded"}},
+			want: map[string]want{"db": W(true, img("db", "1"), failed)},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range tc.p.Spec.Components {
+				if tc.p.Spec.Components[i].Name == tc.disable {
+					tc.p.Spec.Components[i].Disable = true
+				}
+			}
+			steps, err := Plan(tc.p, tc.live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range steps {
+				got := want{s.Deploy, s.Image, s.Phase}
+				if got != tc.want[s.Name] {
+					t.Errorf("%s: got %+v (%s), want %+v", s.Name, got, s.Message, tc.want[s.Name])
+				}
+				if s.Message == "" {
+					t.Errorf("%s: no message", s.Name)
+				}
+			}
+		})
+	}
+}
+
+func TestPlanRefusesACycle(t *testing.T) {
+	if _, err := Plan(platform("1", "a:b", "b:a"), nil); err == nil {
+		t.Fatal("a cycle must be an error, not a plan")
+	}
+}
+
+func TestEffectiveImage(t *testing.T) {
+	p := platform("3.1.0", "api")
+	c := &p.Spec.Components[0]
+	if got := EffectiveImage(p, c); got != "reg.example.com/acme/api:3.1.0" {
+		t.Errorf("default = %s", got)
+	}
+	c.ImageName, c.Tag = "acme-api", "pinned"
+	if got := EffectiveImage(p, c); got != "reg.example.com/acme/acme-api:pinned" {
+		t.Errorf("name and tag = %s", got)
+	}
+	c.Image = "docker.io/library/redis:7"
+	if got := EffectiveImage(p, c); got != "docker.io/library/redis:7" {
+		t.Errorf("override = %s", got)
+	}
+}

@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package platform
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// goldenPlatform has one component of each workload type, with the
+// features each type supports.
+func goldenPlatform() *appsv1alpha1.Platform {
+	p := platform("1.0.0", "db", "api:db", "agent", "report:api")
+	p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}}
+	db, api, agent, report := &p.Spec.Components[0], &p.Spec.Components[1], &p.Spec.Components[2], &p.Spec.Components[3]
+	db.Workload = appsv1alpha1.WorkloadStatefulSet
+	db.Ports = []appsv1alpha1.ComponentPort{{Name: "postgres", Port: 5432}}
+	db.Storage = &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi"), MountPath: "/var/lib/postgresql/data", ReclaimPolicy: "Delete"}
+	api.Replicas = new(int32(2))
+	api.Ports = []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}}
+	api.Config = map[string]string{"api.yaml": "listen: :8080\n"}
+	api.Env = []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}}
+	api.Storage = &appsv1alpha1.ComponentStorage{Size: resource.MustParse("2Gi"), MountPath: "/data"}
+	agent.Workload = appsv1alpha1.WorkloadDaemonSet
+	agent.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	report.Workload = appsv1alpha1.WorkloadCronJob
+	report.Schedule = "0 3 * * *"
+	report.Args = []string{"--nightly"}
+	return p
+}
+
+func TestComponentObjectsMatchGoldenFiles(t *testing.T) {
+	p := goldenPlatform()
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		t.Run(string(c.Workload)+"-"+c.Name, func(t *testing.T) {
+			raw, err := yaml.Marshal(ComponentObjects(p, c, EffectiveImage(p, c)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", c.Name+".yaml")
+			if *update {
+				if err := os.WriteFile(path, raw, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("reading golden file (run go test -update to write it): %v", err)
+			}
+			if string(raw) != string(want) {
+				t.Errorf("objects of %s differ from %s:\n--- got\n%s\n--- want\n%s", c.Name, path, raw, want)
+			}
+		})
+	}
+}
+
+func TestBuildersFollowStoragePolicyAndConfig(t *testing.T) {
+	p := goldenPlatform()
+	api := &p.Spec.Components[1]
+	pvc := PVC(p, api)
+	if pvc.Annotations[engine.AnnotationRetain] != "true" {
+		t.Error("a Retain volume must outlive its owner")
+	}
+	dep := Workload(p, api, "x").(*appsv1.Deployment)
+	if dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Error("a Deployment with a ReadWriteOnce volume must be recreated, not rolled")
+	}
+	before := dep.Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
+	api.Config["api.yaml"] = "listen: :9090\n"
+	after := Workload(p, api, "x").(*appsv1.Deployment).Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
+	if before == "" || before == after {
+		t.Errorf("a config change must change the pod template's hash: %q → %q", before, after)
+	}
+	sts := Workload(p, &p.Spec.Components[0], "x").(*appsv1.StatefulSet)
+	if sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
+		t.Error("a StatefulSet with reclaimPolicy Delete must delete its claims with it")
+	}
+}
