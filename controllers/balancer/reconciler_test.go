@@ -196,9 +196,8 @@ var _ = Describe("Balancer Controller", func() {
 		Expect(k8sClient.Get(ctx, key("prune-v3"), &corev1.Service{})).To(Succeed())
 		oldHash := getBalancer("prune")(Default).Status.ConfigHash
 
-		b := getBalancer("prune")(Default)
-		b.Spec.Backends = b.Spec.Backends[:2]
-		Expect(k8sClient.Update(ctx, b)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, getBalancer("prune")(Default), client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"remove","path":"/spec/backends/2"}]`)))).To(Succeed())
 
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, key("prune-v3"), &corev1.Service{}))

@@ -94,7 +94,9 @@ func TestPlan(t *testing.T) {
 		image  string
 		phase  appsv1alpha1.ComponentPhase
 	}
-	W := func(deploy bool, image string, phase appsv1alpha1.ComponentPhase) want { return want{deploy, image, phase} }
+	W := func(deploy bool, image string, phase appsv1alpha1.ComponentPhase) want {
+		return want{deploy, image, phase}
+	}
 	const (
 		waiting   = appsv1alpha1.ComponentWaiting
 		deploying = appsv1alpha1.ComponentDeploying

@@ -137,8 +137,9 @@ func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image
 			sts.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 				WhenDeleted: policy, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			}
+			// No TypeMeta: the API server stores templates without one, and a
+			// field it drops would cost a write on every reconcile.
 			sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 				ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: SelectorLabels(p, c)},
 				Spec:       claimSpec(s),
 			}}

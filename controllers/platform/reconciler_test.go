@@ -1,0 +1,285 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package platform_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+func key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "default", Name: name}
+}
+
+func newPlatform(name, version string, comps ...appsv1alpha1.PlatformComponent) *appsv1alpha1.Platform {
+	return &appsv1alpha1.Platform{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       appsv1alpha1.PlatformSpec{ImageRepository: "reg.example.com/acme", Version: version, Components: comps},
+	}
+}
+
+func getPlatform(name string) func(g Gomega) *appsv1alpha1.Platform {
+	return func(g Gomega) *appsv1alpha1.Platform {
+		p := &appsv1alpha1.Platform{}
+		g.Expect(k8sClient.Get(ctx, key(name), p)).To(Succeed())
+		return p
+	}
+}
+
+func exists(obj client.Object, name string) func() error {
+	return func() error { return k8sClient.Get(ctx, key(name), obj) }
+}
+
+func gone(obj client.Object, name string) func() bool {
+	return func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(name), obj)) }
+}
+
+func image(name string) func(g Gomega) string {
+	return func(g Gomega) string {
+		d := &appsv1.Deployment{}
+		g.Expect(k8sClient.Get(ctx, key(name), d)).To(Succeed())
+		return d.Spec.Template.Spec.Containers[0].Image
+	}
+}
+
+// makeReady plays the Deployment controller: the current template is
+// rolled out and available.
+func makeReady(name string) {
+	Eventually(func() error {
+		d := &appsv1.Deployment{}
+		if err := k8sClient.Get(ctx, key(name), d); err != nil {
+			return err
+		}
+		r := *d.Spec.Replicas
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
+		return k8sClient.Status().Update(ctx, d)
+	}).Should(Succeed())
+}
+
+func componentPhase(platform, component string) func(g Gomega) appsv1alpha1.ComponentPhase {
+	return func(g Gomega) appsv1alpha1.ComponentPhase {
+		p := getPlatform(platform)(g)
+		g.Expect(p.Status.ObservedGeneration).To(Equal(p.Generation))
+		for _, c := range p.Status.Components {
+			if c.Name == component {
+				return c.Phase
+			}
+		}
+		return ""
+	}
+}
+
+// update changes a Platform's spec, retrying when the controller's status
+// write got in between.
+func update(name string, mutate func(*appsv1alpha1.Platform)) {
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := &appsv1alpha1.Platform{}
+		if err := k8sClient.Get(ctx, key(name), p); err != nil {
+			return err
+		}
+		mutate(p)
+		return k8sClient.Update(ctx, p)
+	})).To(Succeed())
+}
+
+func settled() {
+	Eventually(func() []string {
+		before := counting.Writes()
+		time.Sleep(300 * time.Millisecond)
+		return counting.Writes()[len(before):]
+	}).Should(BeEmpty())
+}
+
+var _ = Describe("Platform Controller", func() {
+	It("should create each workload type with its Service, ConfigMap and volume, owned by the Platform", func() {
+		p := newPlatform("kinds", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "web", Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+				Config:  map[string]string{"web.yaml": "a: 1"},
+				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi"), ReclaimPolicy: "Delete"}},
+			appsv1alpha1.PlatformComponent{Name: "db", Workload: appsv1alpha1.WorkloadStatefulSet,
+				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}},
+			appsv1alpha1.PlatformComponent{Name: "agent", Workload: appsv1alpha1.WorkloadDaemonSet},
+			appsv1alpha1.PlatformComponent{Name: "report", Workload: appsv1alpha1.WorkloadCronJob, Schedule: "0 3 * * *"},
+		)
+		Expect(k8sClient.Create(ctx, p)).To(Succeed())
+		for name, obj := range map[string]client.Object{
+			"kinds-web": &appsv1.Deployment{}, "kinds-db": &appsv1.StatefulSet{}, "kinds-agent": &appsv1.DaemonSet{},
+			"kinds-report": &batchv1.CronJob{}, "kinds-web-config": &corev1.ConfigMap{}, "kinds-web-data": &corev1.PersistentVolumeClaim{},
+		} {
+			Eventually(exists(obj, name)).Should(Succeed(), name)
+			Expect(metav1.GetControllerOf(obj)).NotTo(BeNil(), name)
+			Expect(metav1.GetControllerOf(obj).UID).To(Equal(p.UID), name)
+			Expect(obj.GetLabels()).To(HaveKeyWithValue(appsv1alpha1.PlatformComponentLabel, name[len("kinds-"):len("kinds-")+len(obj.GetLabels()[appsv1alpha1.PlatformComponentLabel])]))
+		}
+		svc := &corev1.Service{}
+		Expect(k8sClient.Get(ctx, key("kinds-web"), svc)).To(Succeed())
+		Expect(svc.Spec.Ports[0].Port).To(Equal(int32(8080)))
+		Expect(image("kinds-web")(Default)).To(Equal("reg.example.com/acme/web:1.0.0"))
+		Expect(gone(&corev1.Service{}, "kinds-report")()).To(BeTrue(), "a CronJob gets no Service")
+		Eventually(func(g Gomega) string { return getPlatform("kinds")(g).Status.Ready }).Should(Equal("1/4"))
+	})
+
+	It("should not create a component until what it depends on is Ready", func() {
+		Expect(k8sClient.Create(ctx, newPlatform("gate", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "db"},
+			appsv1alpha1.PlatformComponent{Name: "api", DependsOn: []string{"db"}},
+		))).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, "gate-db")).Should(Succeed())
+		Eventually(componentPhase("gate", "api")).Should(Equal(appsv1alpha1.ComponentWaiting))
+		Consistently(gone(&appsv1.Deployment{}, "gate-api"), "1s").Should(BeTrue())
+		Expect(getPlatform("gate")(Default).Status.Components[1].Message).To(ContainSubstring("db"))
+
+		makeReady("gate-db")
+		Eventually(exists(&appsv1.Deployment{}, "gate-api")).Should(Succeed())
+		makeReady("gate-api")
+		Eventually(func(g Gomega) appsv1alpha1.PlatformPhase { return getPlatform("gate")(g).Status.Phase }).Should(Equal(appsv1alpha1.PlatformRunning))
+		p := getPlatform("gate")(Default)
+		Expect(p.Status.Version).To(Equal("1.0.0"))
+		Expect(p.Status.Ready).To(Equal("2/2"))
+		Expect(meta.IsStatusConditionTrue(p.Status.Conditions, conditions.Ready)).To(BeTrue())
+	})
+
+	It("should roll a version bump in dependency order", func() {
+		Expect(k8sClient.Create(ctx, newPlatform("bump", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "db"},
+			appsv1alpha1.PlatformComponent{Name: "api", DependsOn: []string{"db"}},
+			appsv1alpha1.PlatformComponent{Name: "web", DependsOn: []string{"api"}},
+		))).To(Succeed())
+		for _, c := range []string{"db", "api", "web"} {
+			Eventually(exists(&appsv1.Deployment{}, "bump-"+c)).Should(Succeed())
+			makeReady("bump-" + c)
+		}
+		Eventually(func(g Gomega) string { return getPlatform("bump")(g).Status.Version }).Should(Equal("1.0.0"))
+
+		update("bump", func(p *appsv1alpha1.Platform) { p.Spec.Version = "2.0.0" })
+
+		Eventually(image("bump-db")).Should(Equal("reg.example.com/acme/db:2.0.0"))
+		Eventually(func(g Gomega) appsv1alpha1.PlatformPhase { return getPlatform("bump")(g).Status.Phase }).Should(Equal(appsv1alpha1.PlatformUpgrading))
+		Consistently(image("bump-api"), "1s").Should(Equal("reg.example.com/acme/api:1.0.0"))
+		Expect(image("bump-web")(Default)).To(Equal("reg.example.com/acme/web:1.0.0"))
+
+		makeReady("bump-db")
+		Eventually(image("bump-api")).Should(Equal("reg.example.com/acme/api:2.0.0"))
+		Consistently(image("bump-web"), "1s").Should(Equal("reg.example.com/acme/web:1.0.0"))
+		Expect(getPlatform("bump")(Default).Status.Version).To(Equal("1.0.0"), "not every component runs 2.0.0 yet")
+
+		makeReady("bump-api")
+		Eventually(image("bump-web")).Should(Equal("reg.example.com/acme/web:2.0.0"))
+		makeReady("bump-web")
+		Eventually(func(g Gomega) string { return getPlatform("bump")(g).Status.Version }).Should(Equal("2.0.0"))
+		Expect(getPlatform("bump")(Default).Status.Phase).To(Equal(appsv1alpha1.PlatformRunning))
+		Expect(getPlatform("bump")(Default).Spec.Components[1].Tag).To(BeEmpty(), "the resolved image is never written into the spec")
+	})
+
+	It("should delete a disabled component but keep its retained volume, and recreate it when re-enabled", func() {
+		Expect(k8sClient.Create(ctx, newPlatform("toggle", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "cache", Ports: []appsv1alpha1.ComponentPort{{Name: "redis", Port: 6379}},
+				Config:  map[string]string{"redis.conf": "maxmemory 64mb"},
+				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}},
+		))).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, "toggle-cache")).Should(Succeed())
+		Eventually(exists(&corev1.PersistentVolumeClaim{}, "toggle-cache-data")).Should(Succeed())
+
+		update("toggle", func(p *appsv1alpha1.Platform) { p.Spec.Components[0].Disable = true })
+		Eventually(gone(&appsv1.Deployment{}, "toggle-cache")).Should(BeTrue())
+		Eventually(gone(&corev1.Service{}, "toggle-cache")).Should(BeTrue())
+		Eventually(gone(&corev1.ConfigMap{}, "toggle-cache-config")).Should(BeTrue())
+		pvc := &corev1.PersistentVolumeClaim{}
+		Expect(k8sClient.Get(ctx, key("toggle-cache-data"), pvc)).To(Succeed())
+		Expect(pvc.OwnerReferences).To(BeEmpty(), "a retained volume has no owner to be collected with")
+		Eventually(componentPhase("toggle", "cache")).Should(Equal(appsv1alpha1.ComponentDisabled))
+
+		update("toggle", func(p *appsv1alpha1.Platform) { p.Spec.Components[0].Disable = false })
+		Eventually(exists(&appsv1.Deployment{}, "toggle-cache")).Should(Succeed())
+		Eventually(exists(&corev1.Service{}, "toggle-cache")).Should(Succeed())
+		Eventually(exists(&corev1.ConfigMap{}, "toggle-cache-config")).Should(Succeed())
+	})
+
+	It("should delete the volume of a disabled component whose reclaimPolicy is Delete", func() {
+		Expect(k8sClient.Create(ctx, newPlatform("reclaim", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "tmp", Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi"), ReclaimPolicy: "Delete"}},
+		))).To(Succeed())
+		Eventually(exists(&corev1.PersistentVolumeClaim{}, "reclaim-tmp-data")).Should(Succeed())
+		update("reclaim", func(p *appsv1alpha1.Platform) { p.Spec.Components[0].Disable = true })
+		// The claim carries the pvc-protection finalizer; deleted means it has a deletion timestamp.
+		Eventually(func(g Gomega) bool {
+			pvc := &corev1.PersistentVolumeClaim{}
+			err := k8sClient.Get(ctx, key("reclaim-tmp-data"), pvc)
+			return apierrors.IsNotFound(err) || pvc.DeletionTimestamp != nil
+		}).Should(BeTrue())
+	})
+
+	It("should make zero API writes when nothing changed", func() {
+		Expect(k8sClient.Create(ctx, newPlatform("quiet", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "db", Workload: appsv1alpha1.WorkloadStatefulSet, Ports: []appsv1alpha1.ComponentPort{{Name: "pg", Port: 5432}},
+				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}},
+			appsv1alpha1.PlatformComponent{Name: "api", Config: map[string]string{"a": "b"},
+				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}},
+			appsv1alpha1.PlatformComponent{Name: "agent", Workload: appsv1alpha1.WorkloadDaemonSet},
+			appsv1alpha1.PlatformComponent{Name: "report", Workload: appsv1alpha1.WorkloadCronJob, Schedule: "@daily"},
+		))).To(Succeed())
+		Eventually(exists(&batchv1.CronJob{}, "quiet-report")).Should(Succeed())
+		settled()
+		counting.Reset()
+		for range 3 {
+			res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res).To(Equal(ctrl.Result{}))
+		}
+		Expect(counting.Writes()).To(BeEmpty())
+		Consistently(counting.Writes, "2s").Should(BeEmpty())
+	})
+
+	It("should report a dependency cycle that got past admission as Degraded and create nothing", func() {
+		Expect(k8sClient.Create(ctx, newPlatform("cycle", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "a", DependsOn: []string{"b"}},
+			appsv1alpha1.PlatformComponent{Name: "b", DependsOn: []string{"a"}},
+		))).To(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getPlatform("cycle")(g).Status.Conditions, conditions.Degraded)
+		}).Should(And(Not(BeNil()), HaveField("Reason", conditions.ReasonInvalidSpec), HaveField("Message", ContainSubstring("cycle"))))
+		Expect(getPlatform("cycle")(Default).Status.Phase).To(Equal(appsv1alpha1.PlatformDegraded))
+		Expect(gone(&appsv1.Deployment{}, "cycle-a")()).To(BeTrue())
+	})
+
+	It("should label everything with the common labels", func() {
+		Expect(k8sClient.Create(ctx, newPlatform("labels", "1.0.0", appsv1alpha1.PlatformComponent{Name: "x"}))).To(Succeed())
+		d := &appsv1.Deployment{}
+		Eventually(exists(d, "labels-x")).Should(Succeed())
+		Expect(d.Labels).To(HaveKeyWithValue(engine.LabelManagedBy, "kubeforge"))
+		Expect(d.Labels).To(HaveKeyWithValue(engine.LabelInstance, "labels"))
+		Expect(d.Labels).To(HaveKeyWithValue(engine.LabelComponent, "x"))
+		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue(appsv1alpha1.PlatformLabel, "labels"))
+	})
+})
