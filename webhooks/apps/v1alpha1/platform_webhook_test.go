@@ -77,7 +77,7 @@ func TestValidatePlatform(t *testing.T) {
 		want   []string
 	}{
 		"accept the four workload types": {},
-		"reject duplicate names": {mutate: func(p *P) { p.Spec.Components[2].Name = "api" }, want: []string{"spec.components[2].name"}},
+		"reject duplicate names":         {mutate: func(p *P) { p.Spec.Components[2].Name = "api" }, want: []string{"spec.components[2].name"}},
 		"reject a dependency that does not exist": {
 			mutate: func(p *P) { p.Spec.Components[1].DependsOn = []string{"cache"} }, want: []string{"spec.components[1].dependsOn[0]"},
 		},
@@ -97,12 +97,17 @@ func TestValidatePlatform(t *testing.T) {
 			mutate: func(p *P) { p.Spec.Components[1].Schedule = "0 3 * * *" }, want: []string{"spec.components[1].schedule"},
 		},
 		"reject replicas on a DaemonSet and a CronJob": {
-			mutate: func(p *P) { p.Spec.Components[2].Replicas = new(int32(2)); p.Spec.Components[3].Replicas = new(int32(1)) },
-			want:   []string{"spec.components[2].replicas", "spec.components[3].replicas"},
+			mutate: func(p *P) {
+				p.Spec.Components[2].Replicas = new(int32(2))
+				p.Spec.Components[3].Replicas = new(int32(1))
+			},
+			want: []string{"spec.components[2].replicas", "spec.components[3].replicas"},
 		},
 		"reject storage on a DaemonSet": {
-			mutate: func(p *P) { p.Spec.Components[2].Storage = &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")} },
-			want:   []string{"spec.components[2].storage"},
+			mutate: func(p *P) {
+				p.Spec.Components[2].Storage = &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}
+			},
+			want: []string{"spec.components[2].storage"},
 		},
 		"reject both image and a tag": {
 			mutate: func(p *P) { p.Spec.Components[1].Image = "redis:7"; p.Spec.Components[1].Tag = "x" },

@@ -50,7 +50,7 @@ var _ = BeforeSuite(func() {
 	k8sClient = env.Client
 	ctx, cancel = context.WithCancel(context.Background())
 
-	Expect(env.StartWebhooks(ctx, webhooks.SetupPodSetWebhookWithManager)).To(Succeed())
+	Expect(env.StartWebhooks(ctx, webhooks.SetupPodSetWebhookWithManager, webhooks.SetupPlatformWebhookWithManager)).To(Succeed())
 })
 
 var _ = AfterSuite(func() {

@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/testenv"
+)
+
+func platformJSON(name, components string) *unstructured.Unstructured {
+	u, err := testenv.Object("apps.kubeforge.io/v1alpha1", "Platform", "default", name,
+		`{"imageRepository":"reg.example.com/acme","version":"1.0.0","components":`+components+`}`)
+	Expect(err).NotTo(HaveOccurred())
+	return u
+}
+
+const platformDenied = `admission webhook "vplatform-v1alpha1.kubeforge.io" denied the request`
+
+var _ = Describe("Platform webhooks", func() {
+	It("should write the per-component defaults into the spec, but no tag", func() {
+		u := platformJSON("defaults", `[{"name":"db","workload":"StatefulSet","storage":{"size":"1Gi"}},{"name":"api","ports":[{"name":"http","port":8080}]}]`)
+		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		p := &appsv1alpha1.Platform{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+		db, api := p.Spec.Components[0], p.Spec.Components[1]
+		Expect(api.Workload).To(Equal(appsv1alpha1.WorkloadDeployment))
+		Expect(api.ImageName).To(Equal("api"))
+		Expect(api.Tag).To(BeEmpty())
+		Expect(*api.Replicas).To(Equal(int32(1)))
+		Expect(string(api.Service.Type)).To(Equal("ClusterIP"))
+		Expect(db.Storage.MountPath).To(Equal("/var/lib/db"))
+		Expect(db.Storage.ReclaimPolicy).To(Equal("Retain"))
+	})
+
+	DescribeTable("should reject bad input with field errors",
+		func(name, components string, fields ...string) {
+			err := k8sClient.Create(ctx, platformJSON(name, components))
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(platformDenied))
+			Expect(testenv.Causes(err)).To(ConsistOf(fields))
+		},
+		Entry("a dependency that does not exist", "missing-dep", `[{"name":"api","dependsOn":["db"]}]`, "spec.components[0].dependsOn[0]"),
+		Entry("a dependency cycle", "cycle", `[{"name":"a","dependsOn":["b"]},{"name":"b","dependsOn":["a"]}]`, "spec.components"),
+		Entry("a CronJob without a schedule", "no-schedule", `[{"name":"report","workload":"CronJob"}]`, "spec.components[0].schedule"),
+		Entry("a schedule that is no cron expression", "bad-schedule", `[{"name":"report","workload":"CronJob","schedule":"nightly"}]`, "spec.components[0].schedule"),
+		Entry("a schedule on a Deployment", "stray-schedule", `[{"name":"api","schedule":"0 3 * * *"}]`, "spec.components[0].schedule"),
+		Entry("replicas on a DaemonSet", "ds-replicas", `[{"name":"agent","workload":"DaemonSet","replicas":3}]`, "spec.components[0].replicas"),
+		Entry("a request above its limit", "over-limit", `[{"name":"api","resources":{"requests":{"memory":"2Gi"},"limits":{"memory":"1Gi"}}}]`, "spec.components[0].resources.requests[memory]"),
+	)
+
+	It("should name the field of a quantity that does not parse", func() {
+		err := k8sClient.Create(ctx, platformJSON("bad-quantity", `[{"name":"api","resources":{"limits":{"cpu":"lots"}}}]`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(testenv.Causes(err)).To(ConsistOf("spec.components[0].resources.limits[cpu]"))
+	})
+
+	DescribeTable("should refuse changes to what cannot change, and keep the stored object",
+		func(name, patch, message string) {
+			u := platformJSON(name, `[{"name":"db","workload":"StatefulSet","storage":{"size":"2Gi","storageClassName":"standard"}},{"name":"api","storage":{"size":"2Gi"}}]`)
+			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			err := k8sClient.Patch(ctx, u, client.RawPatch(types.JSONPatchType, []byte(patch)))
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(message))
+			p := &appsv1alpha1.Platform{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+			Expect(p.Spec.Components[0].Workload).To(Equal(appsv1alpha1.WorkloadStatefulSet))
+			Expect(p.Spec.Components[1].Storage.Size.String()).To(Equal("2Gi"))
+		},
+		Entry("a workload type", "change-workload", `[{"op":"replace","path":"/spec/components/0/workload","value":"Deployment"}]`, "workload cannot change"),
+		Entry("a shrinking volume", "shrink", `[{"op":"replace","path":"/spec/components/1/storage/size","value":"1Gi"}]`, "cannot shrink from 2Gi to 1Gi"),
+		Entry("a storage class", "reclass", `[{"op":"replace","path":"/spec/components/0/storage/storageClassName","value":"fast"}]`, "storage.storageClassName cannot change"),
+		Entry("a mount path", "remount", `[{"op":"replace","path":"/spec/components/1/storage/mountPath","value":"/srv"}]`, "storage.mountPath cannot change"),
+	)
+
+	It("should let a Deployment's volume grow and the version change", func() {
+		u := platformJSON("grow", `[{"name":"api","storage":{"size":"1Gi"}}]`)
+		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(k8sClient.Patch(ctx, u, client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/components/0/storage/size","value":"5Gi"},{"op":"replace","path":"/spec/version","value":"1.1.0"}]`)))).To(Succeed())
+	})
+})
