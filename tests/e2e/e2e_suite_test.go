@@ -50,6 +50,7 @@ var (
 	root        = testenv.RepoRoot()
 	kubeconfig  string
 	k8sClient   client.Client
+	watchClient client.WithWatch
 	ctx         = context.Background()
 	artifacts   string
 	manager     *exec.Cmd
@@ -119,6 +120,8 @@ var _ = BeforeSuite(func() {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.New()})
+	Expect(err).NotTo(HaveOccurred())
+	watchClient, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
 	Expect(err).NotTo(HaveOccurred())
 
 	By("building the manager")
