@@ -78,6 +78,22 @@ const (
 	AnnotationRetain = "kubeforge.io/retain-on-delete"
 )
 
+// AnnotationCreateOnly on a desired object (set it with CreateOnly) makes
+// the engine create it when it is missing and otherwise leave it alone:
+// no comparison, no update. A Job, whose spec cannot change and which
+// records one run, is the case.
+const AnnotationCreateOnly = "kubeforge.io/create-only"
+
+// CreateOnly marks a desired object to be created once and never updated.
+func CreateOnly(obj client.Object) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationCreateOnly] = "true"
+	obj.SetAnnotations(a)
+}
+
 // Retain marks a desired object to outlive its owner: see AnnotationRetain.
 func Retain(obj client.Object) {
 	a := obj.GetAnnotations()
@@ -229,6 +245,9 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		if ref := metav1.GetControllerOf(liveObj); ref != nil && ref.UID != owner.GetUID() {
 			return key, unchanged, fmt.Errorf("%s exists and is controlled by %s %s, not by this %s",
 				key, ref.Kind, ref.Name, owner.GetObjectKind().GroupVersionKind().Kind)
+		}
+		if obj.GetAnnotations()[AnnotationCreateOnly] == "true" {
+			return key, unchanged, nil
 		}
 		if liveObj.GetDeletionTimestamp() != nil {
 			// It is going away; the delete event brings us back to create it anew.

@@ -140,6 +140,22 @@ var _ = Describe("Engine", func() {
 			Expect(res.Writes()).To(BeZero())
 		})
 
+		It("should create a create-only object once and never update it", func() {
+			owner := newOwner("createonly")
+			once := func(port int32) *corev1.Service { s := service("createonly-a", port, nil); engine.CreateOnly(s); return s }
+			res, err := eng.Apply(ctx, owner, []client.Object{once(80)}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Created).To(Equal([]string{"Service/createonly-a"}))
+			Expect(metav1.IsControlledBy(getService("createonly-a"), owner)).To(BeTrue())
+
+			counting.Reset()
+			res, err = eng.Apply(ctx, owner, []client.Object{once(81)}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Writes()).To(BeZero())
+			Expect(counting.Writes()).To(BeEmpty())
+			Expect(getService("createonly-a").Spec.Ports[0].Port).To(Equal(int32(80)))
+		})
+
 		It("should update an object when a field is removed from the desired object", func() {
 			owner := newOwner("removal")
 			_, err := eng.Apply(ctx, owner, []client.Object{service("removal-a", 80, map[string]string{"gone": "soon"})})
