@@ -142,7 +142,11 @@ var _ = Describe("Engine", func() {
 
 		It("should create a create-only object once and never update it", func() {
 			owner := newOwner("createonly")
-			once := func(port int32) *corev1.Service { s := service("createonly-a", port, nil); engine.CreateOnly(s); return s }
+			once := func(port int32) *corev1.Service {
+				s := service("createonly-a", port, nil)
+				engine.CreateOnly(s)
+				return s
+			}
 			res, err := eng.Apply(ctx, owner, []client.Object{once(80)}, &corev1.ServiceList{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Created).To(Equal([]string{"Service/createonly-a"}))
