@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
@@ -46,12 +47,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/kubeforge/kubeforge/controllers/balancer"
+	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
 	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
+	clusterwebhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
 	idewebhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 	networkingwebhooks "github.com/kubeforge/kubeforge/webhooks/networking/v1alpha1"
 )
@@ -67,6 +70,7 @@ func ownedTypes(certManager bool) []client.Object {
 		&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{},
 		&corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
 		&corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
+		&batchv1.Job{}, &corev1.Secret{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},
 		// EndpointSlices carry their Service's labels, so those of the
 		// Balancers' backend Services are the only ones cached.
 		&discoveryv1.EndpointSlice{},
@@ -123,6 +127,13 @@ func kinds(clusterDomain string, certManager bool) []kind {
 				return (&platform.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
+		},
+		{
+			name: "KubernetesCluster",
+			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
+				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng}).SetupWithManager(mgr)
+			},
+			webhooks: clusterwebhooks.SetupKubernetesClusterWebhookWithManager,
 		},
 		{
 			name: "Balancer",

@@ -26,6 +26,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 )
@@ -37,6 +38,7 @@ func New() *runtime.Scheme {
 	utilruntime.Must(appsv1alpha1.AddToScheme(s))
 	utilruntime.Must(networkingv1alpha1.AddToScheme(s))
 	utilruntime.Must(idev1alpha1.AddToScheme(s))
+	utilruntime.Must(clusterv1alpha1.AddToScheme(s))
 	// cert-manager's Certificate, which a Workspace with TLS owns.
 	utilruntime.Must(cmv1.AddToScheme(s))
 	return s

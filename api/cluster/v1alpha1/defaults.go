@@ -1,0 +1,65 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of a KubernetesCluster's spec.
+const (
+	DefaultPodCIDR     = "10.233.64.0/18"
+	DefaultServiceCIDR = "10.233.0.0/18"
+	DefaultPlugin      = NetworkPlugin("calico")
+	DefaultSSHUser     = "root"
+	DefaultTimeout     = 60 * time.Minute
+)
+
+// ParseVersion parses a Kubernetes version, vMAJOR.MINOR.PATCH.
+func ParseVersion(v string) ([3]int, bool) {
+	var out [3]int
+	n, err := fmt.Sscanf(v, "v%d.%d.%d", &out[0], &out[1], &out[2])
+	if err != nil || n != 3 || fmt.Sprintf("v%d.%d.%d", out[0], out[1], out[2]) != v {
+		return out, false
+	}
+	return out, out[0] >= 0 && out[1] >= 0 && out[2] >= 0
+}
+
+// CompareVersions compares two versions: -1, 0 or 1. A version that does
+// not parse sorts first.
+func CompareVersions(a, b string) int {
+	pa, oka := ParseVersion(a)
+	pb, okb := ParseVersion(b)
+	switch {
+	case !oka && !okb:
+		return 0
+	case !oka:
+		return -1
+	case !okb:
+		return 1
+	}
+	for i := range pa {
+		if pa[i] != pb[i] {
+			if pa[i] < pb[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

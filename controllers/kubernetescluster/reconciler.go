@@ -1,0 +1,314 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package kubernetescluster reconciles KubernetesClusters: it installs
+// Kubernetes onto hosts by running an installer image as Jobs, one
+// operation at a time, derived from the spec and the status.
+package kubernetescluster
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
+	webhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
+)
+
+// Reconciler reconciles KubernetesClusters.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads what the cache does not hold: the user's SSH Secret.
+	APIReader client.Reader
+	Engine    *engine.Engine
+}
+
+// +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps;serviceaccounts;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile follows the running operation, records how it ended, and
+// starts the next one the spec calls for.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	kc := &clusterv1alpha1.KubernetesCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := r.syncFinalizer(ctx, kc); err != nil {
+		return ctrl.Result{}, err
+	}
+	before := kc.DeepCopy()
+	next, blocked, invalid, err := r.reconcile(ctx, kc)
+	setConditions(kc, next, blocked, invalid)
+	if _, perr := engine.PatchStatus(ctx, r.Client, before, kc); perr != nil {
+		return ctrl.Result{}, fmt.Errorf("reporting KubernetesCluster status: %w", perr)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// Deleting, with nothing (more) to run: let it go.
+	if kc.DeletionTimestamp != nil && kc.Status.CurrentOperation == "" && next == nil &&
+		controllerutil.ContainsFinalizer(kc, clusterv1alpha1.ResetFinalizer) {
+		if last := lastOperation(kc); last != nil && last.Type == clusterv1alpha1.OpReset && last.Result == clusterv1alpha1.ResultFailed {
+			return ctrl.Result{}, nil // a failed reset holds the cluster until it is retried or resetOnDelete is false
+		}
+		logf.FromContext(ctx).Info("Removing the reset finalizer")
+		patch := client.MergeFrom(kc.DeepCopy())
+		controllerutil.RemoveFinalizer(kc, clusterv1alpha1.ResetFinalizer)
+		if err := r.Client.Patch(ctx, kc, patch); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("removing the reset finalizer: %w", err)
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// syncFinalizer holds the cluster for a reset when it has to run one.
+func (r *Reconciler) syncFinalizer(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) error {
+	if kc.DeletionTimestamp != nil {
+		return nil
+	}
+	want := kc.Spec.ResetOnDelete == nil || *kc.Spec.ResetOnDelete
+	if want == controllerutil.ContainsFinalizer(kc, clusterv1alpha1.ResetFinalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(kc.DeepCopy())
+	if want {
+		controllerutil.AddFinalizer(kc, clusterv1alpha1.ResetFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(kc, clusterv1alpha1.ResetFinalizer)
+	}
+	if err := r.Client.Patch(ctx, kc, patch); err != nil {
+		return fmt.Errorf("updating the reset finalizer: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) (next *Next, blocked, invalid, err error) {
+	log := logf.FromContext(ctx)
+	spec := kc.DeepCopy()
+	webhooks.DefaultKubernetesCluster(spec)
+	if errs := webhooks.ValidateKubernetesCluster(spec); len(errs) > 0 {
+		invalid = admit.Invalid(clusterv1alpha1.GroupVersion.WithKind("KubernetesCluster").GroupKind(), kc, errs)
+		log.Info("KubernetesCluster spec is invalid; starting no operation", "error", invalid.Error())
+		r.Engine.Warn(kc, conditions.ReasonInvalidSpec, "Validate", "%s", invalid.Error())
+		return nil, nil, invalid, nil
+	}
+	// The builders and the planner work on the defaulted spec; only the
+	// status is written, so the spec the caller holds is put back.
+	userSpec := kc.Spec
+	kc.Spec = spec.Spec
+	defer func() { kc.Spec = userSpec }()
+
+	if _, err := r.Engine.Apply(ctx, kc, StaticObjects(kc)); err != nil {
+		return nil, nil, nil, fmt.Errorf("applying the installer's ServiceAccount, Role and kubeconfig Secret: %w", err)
+	}
+
+	// 1. Follow the running operation.
+	if id := kc.Status.CurrentOperation; id != "" {
+		op := findOperation(kc, id)
+		if op == nil {
+			log.Info("The running operation is not in the history; forgetting it", "operation", id)
+			kc.Status.CurrentOperation = ""
+		} else {
+			running, err := r.follow(ctx, kc, op)
+			if err != nil || running {
+				return nil, nil, nil, err
+			}
+		}
+	}
+
+	// 2. A failed operation waits for a retry: a new value of the retry
+	// annotation. The retry is taken when the next operation starts.
+	retry := kc.Annotations[clusterv1alpha1.RetryAnnotation]
+	if last := lastOperation(kc); last != nil && last.Result == clusterv1alpha1.ResultFailed && retry == kc.Status.ObservedRetry {
+		return NextOperation(kc), nil, nil, r.cleanHistory(ctx, kc)
+	}
+
+	// 3. Start the next operation.
+	next = NextOperation(kc)
+	if next == nil || kc.Spec.Paused && next.Type != clusterv1alpha1.OpReset {
+		return next, nil, nil, r.cleanHistory(ctx, kc)
+	}
+	if err := r.checkSSHSecret(ctx, kc); err != nil {
+		return next, err, nil, nil
+	}
+	seq := kc.Status.OperationCount + 1
+	op := clusterv1alpha1.Operation{
+		ID: OperationID(next.Type, seq), Type: next.Type, Hosts: next.Hosts, Version: next.Version,
+		Result: clusterv1alpha1.ResultRunning, StartTime: ptrNow(),
+	}
+	op.JobName = JobName(kc, op.ID)
+	objs, err := OperationObjects(kc, op)
+	if err != nil {
+		return next, nil, nil, err
+	}
+	log.Info("Starting operation", "operation", op.ID, "job", op.JobName)
+	// The Job first, the status after: a crash in between finds the Job
+	// under the same name on the next reconcile, never starts a second.
+	if _, err := r.Engine.Apply(ctx, kc, append(StaticObjects(kc), objs...)); err != nil {
+		return next, nil, nil, fmt.Errorf("starting operation %s: %w", op.ID, err)
+	}
+	kc.Status.OperationCount = seq
+	kc.Status.CurrentOperation = op.ID
+	kc.Status.ObservedRetry = retry
+	kc.Status.Operations = append(kc.Status.Operations, op)
+	if n := len(kc.Status.Operations); n > clusterv1alpha1.MaxOperationHistory {
+		kc.Status.Operations = kc.Status.Operations[n-clusterv1alpha1.MaxOperationHistory:]
+	}
+	r.Engine.Event(kc, "OperationStarted", "Start", "Started operation %s (Job %s)", op.ID, op.JobName)
+	return next, nil, nil, r.cleanHistory(ctx, kc)
+}
+
+// follow reads the running operation's Job; when it has ended it records
+// the result. It reports whether the operation still runs.
+func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation) (bool, error) {
+	job := &batchv1.Job{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: op.JobName}, job); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return true, fmt.Errorf("reading Job %s: %w", op.JobName, err)
+		}
+		// Deleted by hand while it ran: run it again under the same name.
+		objs, err := OperationObjects(kc, *op)
+		if err != nil {
+			return true, err
+		}
+		logf.FromContext(ctx).Info("The operation's Job is gone; creating it again", "operation", op.ID, "job", op.JobName)
+		if _, err := r.Engine.Apply(ctx, kc, objs); err != nil {
+			return true, fmt.Errorf("recreating Job %s: %w", op.JobName, err)
+		}
+		return true, nil
+	}
+	done, succeeded, reason, message := JobResult(job)
+	if !done {
+		return true, nil
+	}
+	now := metav1.Now()
+	if !succeeded {
+		pods := &corev1.PodList{}
+		if err := r.Client.List(ctx, pods, client.InNamespace(kc.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err == nil {
+			if out := failureOutput(pods.Items); out != "" {
+				message = out
+			}
+		}
+		message = orDefault(message, "The installer failed")
+		finish(kc, op, false, orDefault(reason, ReasonOperationFailed), message, &now)
+		r.Engine.Warn(kc, "OperationFailed", "Run", "Operation %s failed (%s): %s", op.ID, op.Reason, message)
+		return false, nil
+	}
+	finish(kc, op, true, "", "", &now)
+	r.Engine.Event(kc, "OperationSucceeded", "Run", "Operation %s succeeded: %s", op.ID, op.Message)
+	return false, nil
+}
+
+func findOperation(kc *clusterv1alpha1.KubernetesCluster, id string) *clusterv1alpha1.Operation {
+	for i := len(kc.Status.Operations) - 1; i >= 0; i-- {
+		if kc.Status.Operations[i].ID == id {
+			return &kc.Status.Operations[i]
+		}
+	}
+	return nil
+}
+
+// checkSSHSecret makes sure the SSH key is there before an operation
+// needs it, so a missing or wrong Secret is a condition, not a failed Job.
+func (r *Reconciler) checkSSHSecret(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) error {
+	s := &corev1.Secret{}
+	name := kc.Spec.SSHSecretRef.Name
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: name}, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("the SSH Secret %s does not exist", name)
+		}
+		return fmt.Errorf("reading the SSH Secret %s: %w", name, err)
+	}
+	if s.Type != corev1.SecretTypeSSHAuth || len(s.Data[corev1.SSHAuthPrivateKey]) == 0 {
+		return fmt.Errorf("the Secret %s must be of type %s with the key %s", name, corev1.SecretTypeSSHAuth, corev1.SSHAuthPrivateKey)
+	}
+	return nil
+}
+
+// cleanHistory deletes the Jobs and ConfigMaps of operations that fell
+// out of status.operations.
+func (r *Reconciler) cleanHistory(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) error {
+	keep := map[string]bool{}
+	for _, op := range kc.Status.Operations {
+		keep[op.ID] = true
+	}
+	for _, list := range []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}} {
+		if err := r.Client.List(ctx, list, client.InNamespace(kc.Namespace), client.MatchingLabels{clusterv1alpha1.ClusterLabel: kc.Name}); err != nil {
+			return fmt.Errorf("listing old operations: %w", err)
+		}
+		var items []client.Object
+		switch l := list.(type) {
+		case *batchv1.JobList:
+			for i := range l.Items {
+				items = append(items, &l.Items[i])
+			}
+		case *corev1.ConfigMapList:
+			for i := range l.Items {
+				items = append(items, &l.Items[i])
+			}
+		}
+		for _, obj := range items {
+			id, ok := obj.GetLabels()[clusterv1alpha1.OperationLabel]
+			if !ok || keep[id] || !metav1.IsControlledBy(obj, kc) || obj.GetDeletionTimestamp() != nil {
+				continue
+			}
+			logf.FromContext(ctx).Info("Deleting the objects of an old operation", "operation", id, "object", obj.GetName())
+			if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting %s of old operation %s: %w", obj.GetName(), id, err)
+			}
+		}
+	}
+	return nil
+}
+
+func ptrNow() *metav1.Time {
+	t := metav1.Now()
+	return &t
+}
+
+// SetupWithManager registers the controller: KubernetesClusters (on spec,
+// annotation and deletion changes) and the Jobs they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	deleting := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetDeletionTimestamp() != nil })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("kubernetescluster").
+		For(&clusterv1alpha1.KubernetesCluster{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting))).
+		Owns(&batchv1.Job{}).
+		Owns(&corev1.Secret{}).
+		Owns(&corev1.ServiceAccount{}).
+		Complete(r)
+}

@@ -1,0 +1,220 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubernetescluster
+
+import (
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+// Paths in the installer container.
+const (
+	configDir    = "/kubeforge"
+	sshDir       = "/kubeforge-ssh"
+	sshKeyPath   = sshDir + "/id_rsa"
+	artifactsDir = "/tmp/kubeforge-artifacts"
+)
+
+const component = "installer"
+
+// InstallerName names the installer's ServiceAccount, Role and RoleBinding.
+func InstallerName(kc *clusterv1alpha1.KubernetesCluster) string { return kc.Name + "-installer" }
+
+// KubeconfigSecretName names the Secret the create operation writes the
+// admin kubeconfig into.
+func KubeconfigSecretName(kc *clusterv1alpha1.KubernetesCluster) string {
+	return kc.Name + "-kubeconfig"
+}
+
+// JobName is the name of an operation's Job (and of its ConfigMap): it
+// derives from the cluster and the operation id alone, so a reconcile after
+// a crash finds the Job instead of starting another.
+func JobName(kc *clusterv1alpha1.KubernetesCluster, id string) string { return kc.Name + "-" + id }
+
+// OperationID is the id of the operation started as the seq'th.
+func OperationID(t clusterv1alpha1.OperationType, seq int64) string {
+	return fmt.Sprintf("%s-%d", t, seq)
+}
+
+func meta(kc *clusterv1alpha1.KubernetesCluster, name string) metav1.ObjectMeta {
+	labels := engine.CommonLabels(kc, component)
+	labels[clusterv1alpha1.ClusterLabel] = kc.Name
+	return metav1.ObjectMeta{Name: name, Namespace: kc.Namespace, Labels: labels}
+}
+
+// StaticObjects are the objects every cluster has: the installer's
+// ServiceAccount, a Role that lets it write the kubeconfig Secret and
+// nothing else, their binding, and that Secret (empty until a create).
+func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
+	name := InstallerName(kc)
+	return []client.Object{
+		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(kc, name)},
+		&rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: meta(kc, name),
+			Rules: []rbacv1.PolicyRule{{
+				APIGroups: []string{""}, Resources: []string{"secrets"},
+				ResourceNames: []string{KubeconfigSecretName(kc)}, Verbs: []string{"get", "patch", "update"},
+			}},
+		},
+		&rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: meta(kc, name),
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: kc.Namespace}},
+		},
+		&corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: meta(kc, KubeconfigSecretName(kc)),
+			Type:       corev1.SecretTypeOpaque,
+		},
+	}
+}
+
+// OperationObjects are an operation's ConfigMap (inventory, script,
+// helpers) and Job, both created once and never changed.
+func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) ([]client.Object, error) {
+	version := op.Version
+	if version == "" {
+		version = kc.Status.Version
+	}
+	if version == "" {
+		version = kc.Spec.Version
+	}
+	nodes := kc.Spec.Nodes
+	if op.Type == clusterv1alpha1.OpScaleDown || op.Type == clusterv1alpha1.OpReset {
+		// The inventory must still list the hosts being removed.
+		nodes = installedHosts(kc)
+	}
+	inv, err := Inventory(kc, version, nodes)
+	if err != nil {
+		return nil, err
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta(kc, op.JobName),
+		Data: map[string]string{
+			"hosts.yaml":          inv,
+			"run.sh":              Script(kc, op),
+			"precheck.yml":        precheckPlaybook,
+			"store-kubeconfig.py": storeKubeconfig,
+		},
+	}
+	cm.Labels[clusterv1alpha1.OperationLabel] = op.ID
+	job := Job(kc, op)
+	engine.CreateOnly(cm)
+	engine.CreateOnly(job)
+	return []client.Object{cm, job}, nil
+}
+
+// installedHosts are the worker hosts installed, with their spec names
+// where the spec still lists them.
+func installedHosts(kc *clusterv1alpha1.KubernetesCluster) []clusterv1alpha1.Host {
+	var out []clusterv1alpha1.Host
+	for _, a := range kc.Status.InstalledNodes {
+		h := clusterv1alpha1.Host{Address: a}
+		for _, n := range kc.Spec.Nodes {
+			if n.Address == a {
+				h = n
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// Job runs one operation: the installer image with the operation's script,
+// the SSH key as a read-only file (never an environment variable), no
+// retries, and the timeout as activeDeadlineSeconds, so no goroutine
+// watches the clock and a restart loses nothing.
+func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *batchv1.Job {
+	in := kc.Spec.Installer
+	image := in.Image
+	if image == "" {
+		image = clusterv1alpha1.DefaultInstallerImage
+	}
+	timeout := clusterv1alpha1.DefaultTimeout
+	if in.Timeout != nil {
+		timeout = in.Timeout.Duration
+	}
+	m := meta(kc, op.JobName)
+	m.Labels[clusterv1alpha1.OperationLabel] = op.ID
+	podLabels := map[string]string{}
+	for k, v := range in.PodLabels {
+		podLabels[k] = v
+	}
+	for k, v := range m.Labels {
+		podLabels[k] = v
+	}
+	container := corev1.Container{
+		Name:            "installer",
+		Image:           image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"/bin/sh", configDir + "/run.sh"},
+		Env: []corev1.EnvVar{
+			{Name: "KUBEFORGE_OPERATION", Value: string(op.Type)},
+			{Name: "KUBEFORGE_KUBECONFIG_SECRET", Value: KubeconfigSecretName(kc)},
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "operation", MountPath: configDir, ReadOnly: true},
+			{Name: "ssh", MountPath: sshDir, ReadOnly: true},
+		},
+		// The last lines of the installer's output become the termination
+		// message, which a failed operation reports.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	if in.Resources != nil {
+		container.Resources = *in.Resources
+	}
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: m,
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To(int64(timeout / time.Second)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: InstallerName(kc),
+					Containers:         []corev1.Container{container},
+					Volumes: []corev1.Volume{
+						{Name: "operation", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: op.JobName},
+							DefaultMode:          ptr.To[int32](0o555),
+						}}},
+						{Name: "ssh", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+							SecretName:  kc.Spec.SSHSecretRef.Name,
+							Items:       []corev1.KeyToPath{{Key: corev1.SSHAuthPrivateKey, Path: "id_rsa"}},
+							DefaultMode: ptr.To[int32](0o400),
+						}}},
+					},
+				},
+			},
+		},
+	}
+}
