@@ -91,6 +91,7 @@ fuzz: ## Run each fuzz test for 30s.
 	go test ./webhooks/apps/v1alpha1/ -run '^$$' -fuzz FuzzValidatePlatform -fuzztime 30s
 	go test ./webhooks/networking/v1alpha1/ -run '^$$' -fuzz FuzzValidateBalancer -fuzztime 30s
 	go test ./webhooks/ide/v1alpha1/ -run '^$$' -fuzz FuzzValidateWorkspace -fuzztime 30s
+	go test ./webhooks/cluster/v1alpha1/ -run '^$$' -fuzz FuzzValidateKubernetesCluster -fuzztime 30s
 
 ##@ Build
 

@@ -18,6 +18,7 @@ package kubernetescluster
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -76,7 +77,12 @@ func Inventory(kc *clusterv1alpha1.KubernetesCluster, version string, nodes []cl
 		members := map[string]any{}
 		for _, h := range list {
 			name := HostName(h)
-			hosts[name] = map[string]any{"ansible_host": h.Address, "ip": h.Address, "access_ip": h.Address}
+			vars := map[string]any{"ansible_host": h.Address}
+			if net.ParseIP(h.Address) != nil {
+				// kubespray binds to ip and reaches the host at access_ip.
+				vars["ip"], vars["access_ip"] = h.Address, h.Address
+			}
+			hosts[name] = vars
 			members[name] = map[string]any{}
 		}
 		return map[string]any{"hosts": members}

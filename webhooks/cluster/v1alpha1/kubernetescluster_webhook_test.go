@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+)
+
+func cluster(mutate func(*clusterv1alpha1.KubernetesCluster)) *clusterv1alpha1.KubernetesCluster {
+	kc := &clusterv1alpha1.KubernetesCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "prod", Namespace: "infra"},
+		Spec: clusterv1alpha1.KubernetesClusterSpec{
+			Version:      "v1.31.4",
+			Masters:      []clusterv1alpha1.Host{{Address: "10.0.0.10", Name: "cp1"}},
+			Nodes:        []clusterv1alpha1.Host{{Address: "10.0.0.21"}, {Address: "worker2.example.com"}},
+			SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "prod-ssh"},
+		},
+	}
+	if mutate != nil {
+		mutate(kc)
+	}
+	return kc
+}
+
+func TestDefaultKubernetesCluster(t *testing.T) {
+	kc := cluster(nil)
+	DefaultKubernetesCluster(kc)
+	s := kc.Spec
+	if len(s.Etcd) != 1 || s.Etcd[0].Address != "10.0.0.10" {
+		t.Errorf("etcd defaults to the masters: %v", s.Etcd)
+	}
+	if s.Network.Plugin != "calico" || s.Network.PodCIDR == "" || s.SSHSecretRef.User != "root" || !*s.ResetOnDelete {
+		t.Errorf("defaults: %+v", s)
+	}
+	if s.Installer.Image != clusterv1alpha1.DefaultInstallerImage || s.Installer.Timeout.Duration.Minutes() != 60 {
+		t.Errorf("installer: %+v", s.Installer)
+	}
+}
+
+func TestValidateKubernetesCluster(t *testing.T) {
+	type K = clusterv1alpha1.KubernetesCluster
+	cases := map[string]struct {
+		mutate func(*K)
+		want   []string
+	}{
+		"accept the sample":      {},
+		"reject no master":       {mutate: func(k *K) { k.Spec.Masters = nil }, want: []string{"spec.masters"}},
+		"reject a bad version":   {mutate: func(k *K) { k.Spec.Version = "1.31" }, want: []string{"spec.version"}},
+		"reject a bad address":   {mutate: func(k *K) { k.Spec.Nodes[0].Address = "not an address!" }, want: []string{"spec.nodes[0].address"}},
+		"reject a host twice":    {mutate: func(k *K) { k.Spec.Nodes[1].Address = "10.0.0.10" }, want: []string{"spec.nodes[1].address"}},
+		"reject no SSH secret":   {mutate: func(k *K) { k.Spec.SSHSecretRef.Name = "" }, want: []string{"spec.sshSecretRef.name"}},
+		"reject an even etcd":    {mutate: func(k *K) { k.Spec.Etcd = []clusterv1alpha1.Host{{Address: "10.0.1.1"}, {Address: "10.0.1.2"}} }, want: []string{"spec.etcd"}},
+		"reject a bad pod CIDR":  {mutate: func(k *K) { k.Spec.Network.PodCIDR = "10.0.0.0" }, want: []string{"spec.network.podCIDR"}},
+		"reject a long name":     {mutate: func(k *K) { k.Name = strings.Repeat("c", 41) }, want: []string{"metadata.name"}},
+		"reject a short timeout": {mutate: func(k *K) { k.Spec.Installer.Timeout = &metav1.Duration{Duration: 1e9} }, want: []string{"spec.installer.timeout"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kc := cluster(tc.mutate)
+			var got []string
+			for _, e := range ValidateKubernetesCluster(kc) {
+				got = append(got, e.Field)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidateKubernetesCluster(kc))
+			}
+		})
+	}
+}
+
+func TestValidateKubernetesClusterUpdate(t *testing.T) {
+	old := cluster(nil)
+	DefaultKubernetesCluster(old)
+	type K = clusterv1alpha1.KubernetesCluster
+	cases := map[string]struct {
+		running string
+		mutate  func(*K)
+		want    []string
+	}{
+		"add a node":                  {mutate: func(k *K) { k.Spec.Nodes = append(k.Spec.Nodes, clusterv1alpha1.Host{Address: "10.0.0.23"}) }},
+		"raise one minor version":     {mutate: func(k *K) { k.Spec.Version = "v1.32.0" }},
+		"raise a patch version":       {mutate: func(k *K) { k.Spec.Version = "v1.31.9" }},
+		"lower the version":           {mutate: func(k *K) { k.Spec.Version = "v1.31.3" }, want: []string{"spec.version"}},
+		"skip a minor version":        {mutate: func(k *K) { k.Spec.Version = "v1.33.0" }, want: []string{"spec.version"}},
+		"change the masters":          {mutate: func(k *K) { k.Spec.Masters[0].Address = "10.0.0.11" }, want: []string{"spec.masters"}},
+		"change etcd":                 {mutate: func(k *K) { k.Spec.Etcd = []clusterv1alpha1.Host{{Address: "10.0.0.12"}} }, want: []string{"spec.etcd"}},
+		"change the network":          {mutate: func(k *K) { k.Spec.Network.Plugin = "cilium" }, want: []string{"spec.network"}},
+		"pause during an operation":   {running: "create-2", mutate: func(k *K) { k.Spec.Paused = true }},
+		"scale during an operation":   {running: "create-2", mutate: func(k *K) { k.Spec.Nodes = k.Spec.Nodes[:1] }, want: []string{"spec"}},
+		"upgrade during an operation": {running: "scale-up-3", mutate: func(k *K) { k.Spec.Version = "v1.32.0" }, want: []string{"spec"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := old.DeepCopy()
+			o.Status.CurrentOperation = tc.running
+			n := o.DeepCopy()
+			tc.mutate(n)
+			errs := ValidateKubernetesClusterUpdate(o, n)
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, errs)
+			}
+			if tc.running != "" && len(errs) > 0 && !strings.Contains(errs.ToAggregate().Error(), tc.running) {
+				t.Fatalf("the message must name the running operation: %v", errs)
+			}
+		})
+	}
+}
+
+func FuzzValidateKubernetesCluster(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"name":"c"},"spec":{"version":"v1.31.4","masters":[{"address":"10.0.0.1"}],"sshSecretRef":{"name":"s"}}}`))
+	f.Add([]byte(`{"spec":{"version":"v1.2","masters":[{"address":""},{"address":""}],"etcd":[{}],"network":{"podCIDR":"x"},"installer":{"timeout":"-1s","podLabels":{"":""}}}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		if err := json.Unmarshal(raw, kc); err != nil {
+			return
+		}
+		DefaultKubernetesCluster(kc)
+		a, b := ValidateKubernetesCluster(kc), ValidateKubernetesClusterUpdate(kc, kc)
+		if len(a) != len(b) {
+			t.Fatalf("an unchanged update must give the create errors: %v vs %v", a, b)
+		}
+	})
+}
