@@ -37,6 +37,9 @@ func NeedsReset(kc *clusterv1alpha1.KubernetesCluster) bool {
 	if kc.Spec.ResetOnDelete != nil && !*kc.Spec.ResetOnDelete {
 		return false
 	}
+	if last := lastOperation(kc); last != nil && last.Type == clusterv1alpha1.OpReset && last.Result == clusterv1alpha1.ResultSucceeded {
+		return false // done
+	}
 	if kc.Status.Version != "" {
 		return true
 	}

@@ -84,6 +84,10 @@ func TestNextOperation(t *testing.T) {
 			kc.Status.Operations = ops("precheck", "Failed")
 			kc.DeletionTimestamp = &now
 		}, nil},
+		{"deleting after a successful reset: nothing more", func(kc *clusterv1alpha1.KubernetesCluster) {
+			kc.Status.Operations = ops("precheck", "Succeeded", "create", "Succeeded", "reset", "Succeeded")
+			kc.DeletionTimestamp = &now
+		}, nil},
 		{"deleting after a failed create: reset", func(kc *clusterv1alpha1.KubernetesCluster) {
 			kc.Status.Operations = ops("precheck", "Succeeded", "create", "Failed")
 			kc.DeletionTimestamp = &now

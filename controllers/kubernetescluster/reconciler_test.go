@@ -1,0 +1,349 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubernetescluster_test
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+func key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "default", Name: name}
+}
+
+// newCluster creates a cluster and its SSH Secret.
+func newCluster(name string, nodes ...string) *clusterv1alpha1.KubernetesCluster {
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-ssh", Namespace: "default"},
+		Type:       corev1.SecretTypeSSHAuth,
+		Data:       map[string][]byte{corev1.SSHAuthPrivateKey: []byte("not a real key")},
+	}
+	Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+	kc := &clusterv1alpha1.KubernetesCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: clusterv1alpha1.KubernetesClusterSpec{
+			Version:      "v1.31.4",
+			Masters:      []clusterv1alpha1.Host{{Address: "10.0.0.10", Name: "cp1"}},
+			SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: name + "-ssh"},
+		},
+	}
+	for _, n := range nodes {
+		kc.Spec.Nodes = append(kc.Spec.Nodes, clusterv1alpha1.Host{Address: n})
+	}
+	Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	return kc
+}
+
+func getCluster(name string) func(g Gomega) *clusterv1alpha1.KubernetesCluster {
+	return func(g Gomega) *clusterv1alpha1.KubernetesCluster {
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		g.Expect(k8sClient.Get(ctx, key(name), kc)).To(Succeed())
+		return kc
+	}
+}
+
+func phase(name string) func(g Gomega) clusterv1alpha1.ClusterPhase {
+	return func(g Gomega) clusterv1alpha1.ClusterPhase { return getCluster(name)(g).Status.Phase }
+}
+
+func update(name string, mutate func(*clusterv1alpha1.KubernetesCluster)) {
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		if err := k8sClient.Get(ctx, key(name), kc); err != nil {
+			return err
+		}
+		mutate(kc)
+		return k8sClient.Update(ctx, kc)
+	})).To(Succeed())
+}
+
+// jobs are the names of a cluster's operation Jobs.
+func jobs(name string) func(g Gomega) []string {
+	return func(g Gomega) []string {
+		list := &batchv1.JobList{}
+		g.Expect(k8sClient.List(ctx, list, client.InNamespace("default"), client.MatchingLabels{clusterv1alpha1.ClusterLabel: name})).To(Succeed())
+		var names []string
+		for _, j := range list.Items {
+			names = append(names, j.Name)
+		}
+		return names
+	}
+}
+
+func waitJob(name string) *batchv1.Job {
+	job := &batchv1.Job{}
+	Eventually(func() error { return k8sClient.Get(ctx, key(name), job) }).Should(Succeed(), "Job %s", name)
+	return job
+}
+
+// finishJob plays the Job controller: the Job completes, or fails for reason.
+func finishJob(name, reason string) {
+	waitJob(name)
+	Eventually(func() error {
+		job := &batchv1.Job{}
+		if err := k8sClient.Get(ctx, key(name), job); err != nil {
+			return err
+		}
+		now := metav1.Now()
+		job.Status.StartTime = &now
+		if reason == "" {
+			job.Status.CompletionTime = &now
+			job.Status.Succeeded = 1
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			}
+		} else {
+			job.Status.Failed = 1
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, Message: "Job " + reason, LastTransitionTime: now},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: "Job " + reason, LastTransitionTime: now},
+			}
+		}
+		return k8sClient.Status().Update(ctx, job)
+	}).Should(Succeed())
+}
+
+// install runs precheck and create to the end.
+func install(name string) {
+	finishJob(name+"-precheck-1", "")
+	finishJob(name+"-create-2", "")
+	Eventually(phase(name)).Should(Equal(clusterv1alpha1.PhaseRunning))
+}
+
+func events(name string) func(g Gomega) []string {
+	return func(g Gomega) []string {
+		list := &eventsv1.EventList{}
+		g.Expect(k8sClient.List(ctx, list, client.InNamespace("default"))).To(Succeed())
+		var reasons []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == name && e.Regarding.Kind == "KubernetesCluster" {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		return reasons
+	}
+}
+
+func operations(name string) []clusterv1alpha1.Operation {
+	return getCluster(name)(Default).Status.Operations
+}
+
+var _ = Describe("KubernetesCluster Controller", func() {
+	It("should run precheck, then create, and turn Running with the kubeconfig Secret", func() {
+		newCluster("life", "10.0.0.21")
+		Eventually(phase("life")).Should(Equal(clusterv1alpha1.PhasePrechecking))
+		Expect(getCluster("life")(Default).Finalizers).To(ContainElement(clusterv1alpha1.ResetFinalizer))
+		Expect(waitJob("life-precheck-1").Spec.Template.Spec.ServiceAccountName).To(Equal("life-installer"))
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, key("life-precheck-1"), cm)).To(Succeed())
+		Expect(cm.Data["hosts.yaml"]).To(ContainSubstring("kube_control_plane"))
+
+		finishJob("life-precheck-1", "")
+		Eventually(phase("life")).Should(Equal(clusterv1alpha1.PhaseCreating))
+		Expect(getCluster("life")(Default).Status.CurrentOperation).To(Equal("create-2"))
+		finishJob("life-create-2", "")
+		Eventually(phase("life")).Should(Equal(clusterv1alpha1.PhaseRunning))
+
+		kc := getCluster("life")(Default)
+		Expect(kc.Status.Version).To(Equal("v1.31.4"))
+		Expect(kc.Status.MasterCount).To(Equal(int32(1)))
+		Expect(kc.Status.NodeCount).To(Equal(int32(1)))
+		Expect(kc.Status.KubeconfigSecretRef.Name).To(Equal("life-kubeconfig"))
+		Expect(kc.Status.Operations).To(HaveLen(2))
+		Expect(kc.Status.Operations[1].Result).To(Equal(clusterv1alpha1.ResultSucceeded))
+		Expect(kc.Status.Operations[1].CompletionTime).NotTo(BeNil())
+		Expect(meta.IsStatusConditionTrue(kc.Status.Conditions, conditions.Ready)).To(BeTrue())
+
+		// The installer may write the kubeconfig Secret and nothing else.
+		role := &rbacv1.Role{}
+		Expect(k8sClient.Get(ctx, key("life-installer"), role)).To(Succeed())
+		Expect(role.Rules).To(HaveLen(1))
+		Expect(role.Rules[0].ResourceNames).To(Equal([]string{"life-kubeconfig"}))
+		Expect(role.Rules[0].Verbs).NotTo(ContainElement("create"))
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, key("life-kubeconfig"), secret)).To(Succeed())
+		Expect(metav1.GetControllerOf(secret).UID).To(Equal(kc.UID))
+		Eventually(events("life")).Should(ContainElements("OperationStarted", "OperationSucceeded"))
+	})
+
+	It("should end Failed with the Job's reason, and run the operation again on a retry", func() {
+		newCluster("fail")
+		finishJob("fail-precheck-1", "BackoffLimitExceeded")
+		Eventually(phase("fail")).Should(Equal(clusterv1alpha1.PhaseFailed))
+		op := operations("fail")[0]
+		Expect(op.Result).To(Equal(clusterv1alpha1.ResultFailed))
+		Expect(op.Reason).To(Equal("BackoffLimitExceeded"))
+		c := meta.FindStatusCondition(getCluster("fail")(Default).Status.Conditions, conditions.Degraded)
+		Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		Expect(c.Reason).To(Equal("BackoffLimitExceeded"))
+		Eventually(events("fail")).Should(ContainElement("OperationFailed"))
+		Consistently(jobs("fail"), "1s").Should(ConsistOf("fail-precheck-1"), "a failed operation is not retried by itself")
+
+		update("fail", func(kc *clusterv1alpha1.KubernetesCluster) {
+			kc.Annotations = map[string]string{clusterv1alpha1.RetryAnnotation: "1"}
+		})
+		Eventually(phase("fail")).Should(Equal(clusterv1alpha1.PhasePrechecking))
+		finishJob("fail-precheck-2", "")
+		finishJob("fail-create-3", "")
+		Eventually(phase("fail")).Should(Equal(clusterv1alpha1.PhaseRunning))
+		Expect(getCluster("fail")(Default).Status.ObservedRetry).To(Equal("1"))
+	})
+
+	It("should report a timed-out operation as Failed with DeadlineExceeded", func() {
+		kc := newCluster("slow")
+		Expect(*waitJob("slow-precheck-1").Spec.ActiveDeadlineSeconds).To(Equal(int64(3600)))
+		finishJob("slow-precheck-1", "DeadlineExceeded")
+		Eventually(phase("slow")).Should(Equal(clusterv1alpha1.PhaseFailed))
+		Expect(operations("slow")[0].Reason).To(Equal("DeadlineExceeded"))
+		_ = kc
+	})
+
+	It("should adopt the running Job after a crash instead of starting a second one", func() {
+		newCluster("crash")
+		waitJob("crash-precheck-1")
+		Eventually(func(g Gomega) string { return getCluster("crash")(g).Status.CurrentOperation }).Should(Equal("precheck-1"))
+
+		// The status write after creating the Job was lost in a crash.
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			kc := getCluster("crash")(Default)
+			kc.Status.CurrentOperation, kc.Status.Operations, kc.Status.OperationCount = "", nil, 0
+			return k8sClient.Status().Update(ctx, kc)
+		})).To(Succeed())
+		// A new manager's reconciler starts from that status.
+		fresh := &kubernetescluster.Reconciler{Client: k8sClient, APIReader: k8sClient,
+			Engine: &engine.Engine{Client: k8sClient, Scheme: k8sClient.Scheme()}}
+		_, err := fresh.Reconcile(ctx, ctrl.Request{NamespacedName: key("crash")})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) string { return getCluster("crash")(g).Status.CurrentOperation }).Should(Equal("precheck-1"))
+		Consistently(jobs("crash"), "1s").Should(ConsistOf("crash-precheck-1"))
+	})
+
+	It("should scale up only the new nodes and scale down only the removed ones", func() {
+		newCluster("scale", "10.0.0.21")
+		install("scale")
+
+		update("scale", func(kc *clusterv1alpha1.KubernetesCluster) {
+			kc.Spec.Nodes = append(kc.Spec.Nodes, clusterv1alpha1.Host{Address: "10.0.0.22", Name: "w2"})
+		})
+		Eventually(phase("scale")).Should(Equal(clusterv1alpha1.PhaseScalingUp))
+		op := operations("scale")[2]
+		Expect(op.ID).To(Equal("scale-up-3"))
+		Expect(op.Hosts).To(Equal([]string{"10.0.0.22"}))
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, key("scale-scale-up-3"), cm)).To(Succeed())
+		Expect(cm.Data["run.sh"]).To(ContainSubstring("scale.yml --limit='w2'"))
+		finishJob("scale-scale-up-3", "")
+		Eventually(func(g Gomega) int32 { return getCluster("scale")(g).Status.NodeCount }).Should(Equal(int32(2)))
+		Eventually(phase("scale")).Should(Equal(clusterv1alpha1.PhaseRunning))
+
+		update("scale", func(kc *clusterv1alpha1.KubernetesCluster) { kc.Spec.Nodes = kc.Spec.Nodes[1:] })
+		Eventually(phase("scale")).Should(Equal(clusterv1alpha1.PhaseScalingDown))
+		op = operations("scale")[3]
+		Expect(op.Type).To(Equal(clusterv1alpha1.OpScaleDown))
+		Expect(op.Hosts).To(Equal([]string{"10.0.0.21"}))
+		Expect(k8sClient.Get(ctx, key("scale-scale-down-4"), cm)).To(Succeed())
+		Expect(cm.Data["hosts.yaml"]).To(ContainSubstring("10.0.0.21"), "the inventory still lists the host being removed")
+		finishJob("scale-scale-down-4", "")
+		Eventually(func(g Gomega) []string { return getCluster("scale")(g).Status.InstalledNodes }).Should(Equal([]string{"10.0.0.22"}))
+	})
+
+	It("should upgrade when the version is raised", func() {
+		newCluster("upgrade")
+		install("upgrade")
+		update("upgrade", func(kc *clusterv1alpha1.KubernetesCluster) { kc.Spec.Version = "v1.32.1" })
+		Eventually(phase("upgrade")).Should(Equal(clusterv1alpha1.PhaseUpgrading))
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, key("upgrade-upgrade-3"), cm)).To(Succeed())
+		Expect(cm.Data["run.sh"]).To(ContainSubstring("upgrade-cluster.yml -e kube_version='v1.32.1'"))
+		finishJob("upgrade-upgrade-3", "")
+		Eventually(func(g Gomega) string { return getCluster("upgrade")(g).Status.Version }).Should(Equal("v1.32.1"))
+	})
+
+	It("should run the reset Job on delete and remove the finalizer only after it succeeds", func() {
+		newCluster("reset")
+		install("reset")
+		Expect(k8sClient.Delete(ctx, getCluster("reset")(Default))).To(Succeed())
+		Eventually(phase("reset")).Should(Equal(clusterv1alpha1.PhaseTerminating))
+		waitJob("reset-reset-3")
+		Consistently(func() error { return k8sClient.Get(ctx, key("reset"), &clusterv1alpha1.KubernetesCluster{}) }, "1s").Should(Succeed())
+		finishJob("reset-reset-3", "")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key("reset"), &clusterv1alpha1.KubernetesCluster{}))
+		}).Should(BeTrue())
+	})
+
+	It("should not reset a cluster that was never created", func() {
+		newCluster("never")
+		finishJob("never-precheck-1", "BackoffLimitExceeded")
+		Eventually(phase("never")).Should(Equal(clusterv1alpha1.PhaseFailed))
+		Expect(k8sClient.Delete(ctx, getCluster("never")(Default))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key("never"), &clusterv1alpha1.KubernetesCluster{}))
+		}).Should(BeTrue())
+		Expect(jobs("never")(Default)).NotTo(ContainElement(HavePrefix("never-reset")))
+	})
+
+	It("should report a missing SSH Secret and start nothing", func() {
+		kc := &clusterv1alpha1.KubernetesCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "nokey", Namespace: "default"},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4",
+				Masters: []clusterv1alpha1.Host{{Address: "10.0.0.10"}}, SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "absent"}},
+		}
+		Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getCluster("nokey")(g).Status.Conditions, conditions.Degraded)
+		}).Should(And(Not(BeNil()), HaveField("Reason", kubernetescluster.ReasonSSHSecret), HaveField("Message", ContainSubstring("absent"))))
+		Expect(jobs("nokey")(Default)).To(BeEmpty())
+	})
+
+	It("should make zero API writes when nothing changed", func() {
+		newCluster("quiet", "10.0.0.21")
+		install("quiet")
+		Eventually(func() []string {
+			before := counting.Writes()
+			time.Sleep(300 * time.Millisecond)
+			return counting.Writes()[len(before):]
+		}).Should(BeEmpty())
+		counting.Reset()
+		for range 3 {
+			_, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(counting.Writes()).To(BeEmpty(), fmt.Sprint(counting.Writes()))
+		Consistently(counting.Writes, "2s").Should(BeEmpty())
+	})
+})

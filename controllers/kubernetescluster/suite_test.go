@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubernetescluster_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
+	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/testenv"
+)
+
+// The controller runs in a manager against a real kube-apiserver and etcd
+// (envtest). There is no kube-controller-manager: Jobs get no pods and
+// no status unless a spec sets them by hand, as it does to finish an
+// operation.
+
+var (
+	env        *testenv.Env
+	k8sClient  client.Client
+	counting   *testenv.CountingClient
+	reconciler *kubernetescluster.Reconciler
+	ctx        context.Context
+	cancel     context.CancelFunc
+)
+
+func TestKubernetesClusterController(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "KubernetesCluster controller")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, err = testenv.Start(testenv.Options{CRDs: true})
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient = env.Client
+	ctx, cancel = context.WithCancel(context.Background())
+
+	mgr, err := env.NewManager(ctrl.Options{
+		Cache: engine.CacheOptions(&batchv1.Job{}, &corev1.Pod{}, &corev1.ConfigMap{}, &corev1.Secret{}, &corev1.ServiceAccount{},
+			&rbacv1.Role{}, &rbacv1.RoleBinding{}),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	counting = testenv.NewCountingClient(mgr.GetClient())
+	reconciler = &kubernetescluster.Reconciler{APIReader: mgr.GetAPIReader(),
+		Client: counting,
+		Engine: &engine.Engine{Client: counting, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")},
+	}
+	Expect(reconciler.SetupWithManager(mgr)).To(Succeed())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+})
+
+var _ = AfterSuite(func() {
+	if cancel != nil {
+		cancel()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
