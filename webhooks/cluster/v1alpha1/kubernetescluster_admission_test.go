@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/testenv"
+)
+
+func clusterJSON(name, spec string) *unstructured.Unstructured {
+	u, err := testenv.Object("cluster.kubeforge.io/v1alpha1", "KubernetesCluster", "default", name, spec)
+	Expect(err).NotTo(HaveOccurred())
+	return u
+}
+
+const (
+	denied = `admission webhook "vkubernetescluster-v1alpha1.kubeforge.io" denied the request`
+	valid  = `{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"nodes":[{"address":"10.0.0.21"}],"sshSecretRef":{"name":"ssh"}}`
+)
+
+func patch(u *unstructured.Unstructured, jsonPatch string) error {
+	return k8sClient.Patch(ctx, u, client.RawPatch(types.JSONPatchType, []byte(jsonPatch)))
+}
+
+var _ = Describe("KubernetesCluster webhooks", func() {
+	It("should fill in the defaults", func() {
+		u := clusterJSON("defaults", valid)
+		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
+		Expect(kc.Spec.Etcd).To(Equal(kc.Spec.Masters))
+		Expect(string(kc.Spec.Network.Plugin)).To(Equal("calico"))
+		Expect(kc.Spec.SSHSecretRef.User).To(Equal("root"))
+		Expect(kc.Spec.Installer.Image).To(Equal(clusterv1alpha1.DefaultInstallerImage))
+		Expect(kc.Spec.Installer.Timeout.Duration).To(Equal(clusterv1alpha1.DefaultTimeout))
+		Expect(*kc.Spec.ResetOnDelete).To(BeTrue())
+	})
+
+	DescribeTable("should reject bad input with field errors",
+		func(name, spec string, fields ...string) {
+			err := k8sClient.Create(ctx, clusterJSON(name, spec))
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(denied))
+			Expect(testenv.Causes(err)).To(ConsistOf(fields))
+		},
+		Entry("an address that is neither an IP nor a DNS name", "bad-address",
+			`{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"nodes":[{"address":"a b"}],"sshSecretRef":{"name":"ssh"}}`, "spec.nodes[0].address"),
+		Entry("a host twice", "twice",
+			`{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"nodes":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"}}`, "spec.nodes[0].address"),
+		Entry("an even number of etcd members", "even-etcd",
+			`{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"etcd":[{"address":"10.0.1.1"},{"address":"10.0.1.2"}],"sshSecretRef":{"name":"ssh"}}`, "spec.etcd"),
+	)
+
+	DescribeTable("should reject what the schema refuses",
+		func(name, spec, message string) {
+			err := k8sClient.Create(ctx, clusterJSON(name, spec))
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(message))
+		},
+		Entry("no master", "no-master", `{"version":"v1.31.4","masters":[],"sshSecretRef":{"name":"ssh"}}`, "spec.masters"),
+		Entry("no SSH Secret", "no-ssh", `{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":""}}`, "spec.sshSecretRef.name"),
+		Entry("a version that is not vX.Y.Z", "bad-version", `{"version":"1.31","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"}}`, "spec.version"),
+	)
+
+	DescribeTable("should refuse changes that cannot be made, and keep the stored object",
+		func(name, jsonPatch, message string) {
+			u := clusterJSON(name, valid)
+			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			err := patch(u, jsonPatch)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(message))
+			kc := &clusterv1alpha1.KubernetesCluster{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
+			Expect(kc.Spec.Version).To(Equal("v1.31.4"))
+			Expect(kc.Spec.Masters[0].Address).To(Equal("10.0.0.10"))
+		},
+		Entry("the masters", "masters", `[{"op":"replace","path":"/spec/masters/0/address","value":"10.0.0.11"}]`, "masters cannot change after creation"),
+		Entry("etcd", "etcd", `[{"op":"replace","path":"/spec/etcd","value":[{"address":"10.0.0.12"}]}]`, "etcd cannot change after creation"),
+		Entry("the network", "network", `[{"op":"replace","path":"/spec/network/plugin","value":"cilium"}]`, "network cannot change after creation"),
+		Entry("a lower version", "lower", `[{"op":"replace","path":"/spec/version","value":"v1.30.9"}]`, "cannot go down from v1.31.4 to v1.30.9"),
+		Entry("two minor versions up", "skip", `[{"op":"replace","path":"/spec/version","value":"v1.33.0"}]`, "one minor version at a time"),
+	)
+
+	It("should refuse a spec change while an operation runs, naming it, but let paused change", func() {
+		u := clusterJSON("busy", valid)
+		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
+		kc.Status.CurrentOperation = "create-2"
+		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
+
+		err := patch(u, `[{"op":"add","path":"/spec/nodes/-","value":{"address":"10.0.0.22"}}]`)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("operation create-2 is running"))
+		Expect(patch(u, `[{"op":"add","path":"/spec/paused","value":true}]`)).To(Succeed())
+	})
+})
