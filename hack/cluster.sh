@@ -12,6 +12,12 @@
 # kwok has no storage, so the cluster gets CLUSTER_VOLUMES hostPath
 # PersistentVolumes without a storage class, standing in for a provisioner:
 # the PersistentVolume controller binds claims that name no class to them.
+#
+# kwok plays the kubelet with its default ("fast") stages — pods turn Ready,
+# Job pods complete, deleted pods go at once — plus its chaos stage that
+# fails a container of a pod labelled
+# pod-container-running-failed.stage.kwok.x-k8s.io=true, so tests can make a
+# Job fail. The stages come from the kwok module that test-binaries.sh built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,9 +68,27 @@ up() {
   echo "$KUBECONFIG_PATH"
 }
 
+# stages writes kwok's stage configuration: the defaults of kwokctl's
+# binary runtime and the chaos stage that fails a labelled pod.
+stages() {
+  local version dir out="$KWOK_WORKDIR/stages.yaml" f
+  version=$(sed -n 's/^KWOK_VERSION=${KWOK_VERSION:-\(.*\)}$/\1/p' hack/test-binaries.sh)
+  dir=$(cd "$KWOK_WORKDIR" && GOFLAGS= GO111MODULE=on go mod download -json "sigs.k8s.io/kwok@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [[ -d "$dir/kustomize/stage" ]] || { log "kwok $version's stages not found"; exit 1; }
+  : >"$out"
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+    pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml \
+    pod/chaos/pod-container-running-failed.yaml; do
+    printf -- '---\n' >>"$out"
+    cat "$dir/kustomize/stage/$f" >>"$out"
+  done
+  echo "$out"
+}
+
 create() {
-  local bin=$1 t0
+  local bin=$1 t0 config
   t0=$(date +%s)
+  config=$(stages)
   log "creating cluster $CLUSTER_NAME (kwokctl, binary runtime)"
   # --kubeconfig points at kwokctl's own copy, so the user's ~/.kube/config is left alone.
   "$bin/kwokctl" --name "$CLUSTER_NAME" create cluster --runtime binary \
@@ -74,6 +98,7 @@ create() {
     --kube-scheduler-binary "$bin/kube-scheduler" \
     --kwok-controller-binary "$bin/kwok" \
     --kubeconfig "$KUBECONFIG_PATH" \
+    --config "$config" \
     --wait 3m >/dev/null 2>"$KWOK_WORKDIR/$CLUSTER_NAME-create.log" || {
       cat "$KWOK_WORKDIR/$CLUSTER_NAME-create.log" >&2
       log "FAILED to create cluster $CLUSTER_NAME"

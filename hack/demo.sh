@@ -62,6 +62,11 @@ up() {
     sleep 1
   done
 
+  # The KubernetesCluster sample logs in with the SSH key in Secret
+  # prod-ssh; kwok runs no installer, so a throwaway value does.
+  kubectl get secret prod-ssh >/dev/null 2>&1 || kubectl create secret generic prod-ssh \
+    --type=kubernetes.io/ssh-auth --from-literal=ssh-privatekey="demo key: kwok runs no installer" >/dev/null
+
   log "applying the samples"
   go tool -modfile=hack/tools/go.mod kustomize build config/samples | kubectl apply -f -
 
