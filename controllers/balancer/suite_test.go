@@ -48,6 +48,7 @@ var (
 
 func TestBalancerController(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "Balancer controller")
 }
 

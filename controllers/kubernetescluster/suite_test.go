@@ -49,6 +49,7 @@ var (
 
 func TestKubernetesClusterController(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "KubernetesCluster controller")
 }
 

@@ -49,6 +49,7 @@ var (
 
 func TestPlatformController(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "Platform controller")
 }
 

@@ -47,6 +47,7 @@ var (
 
 func TestPodSetController(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "PodSet controller")
 }
 

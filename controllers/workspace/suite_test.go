@@ -49,6 +49,7 @@ var (
 
 func TestWorkspaceController(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "Workspace controller")
 }
 

@@ -41,6 +41,7 @@ var (
 
 func TestEngine(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "Owned-object engine")
 }
 

@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
@@ -41,6 +42,10 @@ import (
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
 )
+
+// EventuallyTimeout is how long the envtest suites' Eventually waits by
+// default: generous, because CI runs the suites side by side on two cores.
+const EventuallyTimeout = 20 * time.Second
 
 // RepoRoot is the root of the kubeforge checkout.
 func RepoRoot() string {

@@ -38,6 +38,7 @@ var (
 
 func TestAPI(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "apps.kubeforge.io API schema (no webhooks)")
 }
 

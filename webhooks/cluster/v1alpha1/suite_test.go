@@ -40,6 +40,7 @@ var (
 
 func TestWebhooks(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "cluster.kubeforge.io webhooks")
 }
 

@@ -40,6 +40,7 @@ var (
 
 func TestWebhooks(t *testing.T) {
 	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
 	RunSpecs(t, "ide.kubeforge.io webhooks")
 }
 
