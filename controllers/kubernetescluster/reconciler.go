@@ -22,6 +22,7 @@ package kubernetescluster
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -62,8 +63,11 @@ type Reconciler struct {
 // Reconcile follows the running operation, records how it ended, and
 // starts the next one the spec calls for.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// Operations are decided from the status, so read it fresh from the
+	// API server rather than from the cache, which may lag behind our own
+	// last write; the status write below is conditional on this read.
 	kc := &clusterv1alpha1.KubernetesCluster{}
-	if err := r.Client.Get(ctx, req.NamespacedName, kc); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, kc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if err := r.syncFinalizer(ctx, kc); err != nil {
@@ -72,10 +76,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := kc.DeepCopy()
 	next, blocked, invalid, err := r.reconcile(ctx, kc)
 	setConditions(kc, next, blocked, invalid)
-	if _, perr := engine.PatchStatus(ctx, r.Client, before, kc); perr != nil {
+	if _, perr := engine.PatchStatus(ctx, r.Client, before, kc, engine.WithOptimisticLock()); perr != nil {
+		if apierrors.IsConflict(perr) {
+			// Someone wrote the cluster since we read it: decide again from
+			// what is there now. A Job this reconcile created is found again
+			// under its name.
+			logf.FromContext(ctx).V(1).Info("Status changed since it was read; reconciling again")
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 		return ctrl.Result{}, fmt.Errorf("reporting KubernetesCluster status: %w", perr)
 	}
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	// Only now that the status is written: delete what fell out of it.
+	if err := r.cleanHistory(ctx, kc); err != nil {
 		return ctrl.Result{}, err
 	}
 	// Deleting, with nothing (more) to run: let it go.
@@ -153,13 +168,13 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	// annotation. The retry is taken when the next operation starts.
 	retry := kc.Annotations[clusterv1alpha1.RetryAnnotation]
 	if last := lastOperation(kc); last != nil && last.Result == clusterv1alpha1.ResultFailed && retry == kc.Status.ObservedRetry {
-		return NextOperation(kc), nil, nil, r.cleanHistory(ctx, kc)
+		return NextOperation(kc), nil, nil, nil
 	}
 
 	// 3. Start the next operation.
 	next = NextOperation(kc)
 	if next == nil || kc.Spec.Paused && next.Type != clusterv1alpha1.OpReset {
-		return next, nil, nil, r.cleanHistory(ctx, kc)
+		return next, nil, nil, nil
 	}
 	if err := r.checkSSHSecret(ctx, kc); err != nil {
 		return next, err, nil, nil
@@ -188,7 +203,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 		kc.Status.Operations = kc.Status.Operations[n-clusterv1alpha1.MaxOperationHistory:]
 	}
 	r.Engine.Event(kc, "OperationStarted", "Start", "Started operation %s (Job %s)", op.ID, op.JobName)
-	return next, nil, nil, r.cleanHistory(ctx, kc)
+	return next, nil, nil, nil
 }
 
 // follow reads the running operation's Job; when it has ended it records

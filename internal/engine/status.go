@@ -28,14 +28,33 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// StatusOption changes how PatchStatus writes.
+type StatusOption func(*statusOptions)
+
+type statusOptions struct{ optimisticLock bool }
+
+// WithOptimisticLock makes the status write conditional on the object's
+// resourceVersion being the one before was read at: a write computed from
+// a stale read fails with a Conflict (and the reconcile is retried with
+// fresh data) instead of overwriting newer status. For kinds whose status
+// is a record that decisions are made from, such as a KubernetesCluster's
+// operations.
+func WithOptimisticLock() StatusOption {
+	return func(o *statusOptions) { o.optimisticLock = true }
+}
+
 // PatchStatus writes obj's status when it differs from before's, and makes
 // no API call at all when it does not. before is a deep copy of obj taken
 // when it was read; only the status may differ between the two.
-func PatchStatus(ctx context.Context, c client.Client, before, obj client.Object) (bool, error) {
+func PatchStatus(ctx context.Context, c client.Client, before, obj client.Object, opts ...StatusOption) (bool, error) {
 	if equality.Semantic.DeepEqual(before, obj) {
 		return false, nil
 	}
-	patch, err := statusPatch(before, obj)
+	var o statusOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	patch, err := statusPatch(before, obj, o.optimisticLock)
 	if err != nil {
 		return false, err
 	}
@@ -52,7 +71,7 @@ func PatchStatus(ctx context.Context, c client.Client, before, obj client.Object
 // field of it, even one whose value did not change (a counter that stays 0
 // is still written once, so `kubectl get` columns show 0 rather than
 // nothing), and null for each field that before had and obj has dropped.
-func statusPatch(before, obj client.Object) ([]byte, error) {
+func statusPatch(before, obj client.Object, lock bool) ([]byte, error) {
 	diff, err := client.MergeFrom(before).Data(obj)
 	if err != nil {
 		return nil, fmt.Errorf("computing status patch: %w", err)
@@ -75,5 +94,9 @@ func statusPatch(before, obj client.Object) ([]byte, error) {
 			changed[k] = v
 		}
 	}
-	return json.Marshal(map[string]any{"status": changed})
+	out := map[string]any{"status": changed}
+	if lock {
+		out["metadata"] = map[string]any{"resourceVersion": before.GetResourceVersion()}
+	}
+	return json.Marshal(out)
 }

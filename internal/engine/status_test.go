@@ -32,7 +32,7 @@ func TestStatusPatchWritesZerosAndDropsRemovedFields(t *testing.T) {
 	obj.Status.Backends = nil // gone
 	obj.Status.ActiveBackends = 0
 
-	raw, err := statusPatch(before, obj)
+	raw, err := statusPatch(before, obj, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,5 +50,24 @@ func TestStatusPatchWritesZerosAndDropsRemovedFields(t *testing.T) {
 	}
 	if v, ok := patch.Status["backends"]; !ok || v != nil {
 		t.Errorf("a dropped field must be set to null: %s", raw)
+	}
+}
+
+func TestStatusPatchWithALockCarriesTheResourceVersion(t *testing.T) {
+	before := &networkingv1alpha1.Balancer{}
+	before.ResourceVersion = "42"
+	obj := before.DeepCopy()
+	obj.Status.Selector = "x"
+	raw, err := statusPatch(before, obj, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patch struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &patch); err != nil || patch.Metadata.ResourceVersion != "42" {
+		t.Fatalf("patch %s: want metadata.resourceVersion 42", raw)
 	}
 }
