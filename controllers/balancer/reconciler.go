@@ -28,11 +28,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
@@ -142,7 +140,10 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("balancer").
-		For(&networkingv1alpha1.Balancer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Every change, status included: a status write decided against a
+		// cache that lagged behind our previous write is corrected when the
+		// cache catches up. A reconcile with nothing to do writes nothing.
+		For(&networkingv1alpha1.Balancer{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).

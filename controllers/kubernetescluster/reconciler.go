@@ -30,11 +30,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
@@ -314,14 +312,13 @@ func ptrNow() *metav1.Time {
 	return &t
 }
 
-// SetupWithManager registers the controller: KubernetesClusters (on spec,
-// annotation and deletion changes) and the Jobs they own.
+// SetupWithManager registers the controller: KubernetesClusters (every
+// change: spec, annotations, deletion, and status, so a write decided
+// against a lagging view is looked at again) and what they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	deleting := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetDeletionTimestamp() != nil })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kubernetescluster").
-		For(&clusterv1alpha1.KubernetesCluster{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deleting))).
+		For(&clusterv1alpha1.KubernetesCluster{}).
 		Owns(&batchv1.Job{}).
 		Owns(&corev1.Secret{}).
 		Owns(&corev1.ServiceAccount{}).

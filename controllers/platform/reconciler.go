@@ -30,10 +30,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
@@ -160,7 +158,10 @@ func (r *Reconciler) workload(ctx context.Context, p *appsv1alpha1.Platform, c *
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("platform").
-		For(&appsv1alpha1.Platform{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Every change, status included: a status write decided against a
+		// cache that lagged behind our previous write is corrected when the
+		// cache catches up. A reconcile with nothing to do writes nothing.
+		For(&appsv1alpha1.Platform{}).
 		Owns(&appsv1.Deployment{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&appsv1.DaemonSet{}).

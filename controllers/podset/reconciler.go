@@ -27,11 +27,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -120,7 +118,10 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) (ob
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("podset").
-		For(&appsv1alpha1.PodSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Every change, status included: a status write decided against a
+		// cache that lagged behind our previous write is corrected when the
+		// cache catches up. A reconcile with nothing to do writes nothing.
+		For(&appsv1alpha1.PodSet{}).
 		Owns(&appsv1.Deployment{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToPodSet)).
 		Complete(r)

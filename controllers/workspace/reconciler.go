@@ -31,10 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
@@ -179,7 +177,10 @@ func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*c
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("workspace").
-		For(&idev1alpha1.Workspace{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Every change, status included: a status write decided against a
+		// cache that lagged behind our previous write is corrected when the
+		// cache catches up. A reconcile with nothing to do writes nothing.
+		For(&idev1alpha1.Workspace{}).
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
