@@ -38,6 +38,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
@@ -145,13 +146,16 @@ var _ = BeforeSuite(func() {
 	_, err = kubectl("apply", "--server-side", "--force-conflicts", "-f", filepath.Join(artifacts, "webhooks.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 
-	By("starting the manager with leader election")
+	By("installing the manager's RBAC as config/rbac has it, and a kubeconfig for its ServiceAccount")
+	managerKubeconfig := installRBAC()
+
+	By("starting the manager with leader election, as its ServiceAccount")
 	probePort, metricsPort = freePort(), freePort()
 	logFile, err := os.Create(filepath.Join(artifacts, "manager.log"))
 	Expect(err).NotTo(HaveOccurred())
 	manager = exec.Command(filepath.Join(root, "bin", "manager"),
-		"--kubeconfig", kubeconfig,
-		"--leader-elect", "--leader-election-namespace", "kube-system",
+		"--kubeconfig", managerKubeconfig,
+		"--leader-elect", "--leader-election-namespace", managerNS,
 		"--webhook-cert-path", certDir, "--webhook-port", fmt.Sprint(webhookPort),
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probePort),
@@ -161,7 +165,7 @@ var _ = BeforeSuite(func() {
 
 	Eventually(func(g Gomega) {
 		lease := &coordinationv1.Lease{}
-		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "kube-system", Name: leaseName}, lease)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: managerNS, Name: leaseName}, lease)).To(Succeed())
 		g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
 		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 		g.Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", time.Now().Add(-30*time.Second)))
@@ -175,6 +179,43 @@ var _ = BeforeSuite(func() {
 		return resp.StatusCode, nil
 	}).Should(Equal(http.StatusOK))
 })
+
+// managerNS is where the manager's ServiceAccount, leader-election Role and
+// Lease live, as config/default installs them.
+const managerNS = "kubeforge-system"
+
+// installRBAC applies config/rbac the way config/default does (namespace
+// kubeforge-system, prefix kubeforge-) and writes a kubeconfig that
+// authenticates as the manager's ServiceAccount, so the end-to-end specs
+// prove that the generated RBAC is enough for everything the manager does.
+func installRBAC() string {
+	dir := filepath.Join(artifacts, "rbac")
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	rel, err := filepath.Rel(dir, filepath.Join(root, "config", "rbac"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"),
+		[]byte("namespace: "+managerNS+"\nnamePrefix: kubeforge-\nresources:\n- "+rel+"\n"), 0o644)).To(Succeed())
+	manifests, err := run("go", "tool", "-modfile="+filepath.Join(root, "hack", "tools", "go.mod"), "kustomize", "build", dir)
+	Expect(err).NotTo(HaveOccurred())
+	_, _ = kubectl("create", "namespace", managerNS)
+	_, err = kubectlStdin(manifests, "apply", "--server-side", "--force-conflicts", "-f", "-")
+	Expect(err).NotTo(HaveOccurred())
+
+	token, err := kubectl("create", "token", "kubeforge-controller-manager", "-n", managerNS, "--duration", "6h")
+	Expect(err).NotTo(HaveOccurred())
+	admin, err := clientcmd.LoadFromFile(kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	ctxName := admin.CurrentContext
+	cluster := admin.Contexts[ctxName].Cluster
+	sa := clientcmdapi.NewConfig()
+	sa.Clusters[cluster] = admin.Clusters[cluster]
+	sa.AuthInfos["manager"] = &clientcmdapi.AuthInfo{Token: strings.TrimSpace(token)}
+	sa.Contexts["manager"] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: "manager"}
+	sa.CurrentContext = "manager"
+	path := filepath.Join(artifacts, "manager.kubeconfig")
+	Expect(clientcmd.WriteToFile(*sa, path)).To(Succeed())
+	return path
+}
 
 // On failure, show the end of the manager's log next to the failure.
 var _ = ReportAfterSuite("manager log on failure", func(r Report) {
@@ -193,6 +234,17 @@ var _ = ReportAfterSuite("manager log on failure", func(r Report) {
 })
 
 var _ = AfterSuite(func() {
+	// The manager ran as its ServiceAccount with the RBAC of config/rbac:
+	// any request that RBAC refused is a missing permission.
+	if log, err := os.ReadFile(filepath.Join(artifacts, "manager.log")); err == nil {
+		var refused []string
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.Contains(line, "forbidden") {
+				refused = append(refused, line)
+			}
+		}
+		Expect(refused).To(BeEmpty(), "the manager's RBAC refused requests")
+	}
 	if manager != nil && manager.Process != nil {
 		_ = manager.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
