@@ -121,7 +121,7 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 			"hosts.yaml":          inv,
 			"run.sh":              Script(kc, op),
 			"precheck.yml":        precheckPlaybook,
-			"store-kubeconfig.py": storeKubeconfig,
+			"store-kubeconfig.py": StoreKubeconfig,
 		},
 	}
 	cm.Labels[clusterv1alpha1.OperationLabel] = op.ID

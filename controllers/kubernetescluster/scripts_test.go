@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubernetescluster
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+)
+
+// Every operation's script is valid POSIX shell.
+func TestScriptsParseAsShell(t *testing.T) {
+	kc := cluster(func(kc *clusterv1alpha1.KubernetesCluster) { kc.Spec.SSHSecretRef.User = "o'brien" })
+	for _, typ := range []clusterv1alpha1.OperationType{
+		clusterv1alpha1.OpPrecheck, clusterv1alpha1.OpCreate, clusterv1alpha1.OpScaleUp,
+		clusterv1alpha1.OpScaleDown, clusterv1alpha1.OpUpgrade, clusterv1alpha1.OpReset,
+	} {
+		path := filepath.Join(t.TempDir(), "run.sh")
+		script := Script(kc, clusterv1alpha1.Operation{ID: string(typ) + "-1", Type: typ, Hosts: []string{"10.0.0.21"}, Version: "v1.32.0"})
+		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("sh", "-n", path).CombinedOutput(); err != nil {
+			t.Errorf("%s script does not parse: %v\n%s\n%s", typ, err, out, script)
+		}
+	}
+}
+
+// The create Job's uploader PATCHes the kubeconfig into its Secret with the
+// ServiceAccount's token, over TLS verified with the ServiceAccount's CA.
+func TestStoreKubeconfigPatchesTheSecret(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is not installed: run hack/test-deps.sh (make test does)")
+	}
+	type request struct {
+		method, path, auth, contentType string
+		body                            []byte
+	}
+	got := make(chan request, 1)
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- request{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Content-Type"), body}
+		_, _ = io.WriteString(w, `{"kind":"Secret"}`)
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	sa := filepath.Join(dir, "sa")
+	if err := os.MkdirAll(sa, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	for name, content := range map[string][]byte{"token": []byte("sa-token"), "namespace": []byte("infra"), "ca.crt": ca} {
+		if err := os.WriteFile(filepath.Join(sa, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(dir, "store-kubeconfig.py")
+	admin := filepath.Join(dir, "admin.conf")
+	kubeconfig := []byte("apiVersion: v1\nkind: Config\n")
+	if err := os.WriteFile(script, []byte(StoreKubeconfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(admin, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	cmd := exec.Command(python, script, admin)
+	cmd.Env = append(os.Environ(), "KUBEFORGE_SA_DIR="+sa, "KUBERNETES_SERVICE_HOST="+host, "KUBERNETES_SERVICE_PORT="+port,
+		"KUBEFORGE_KUBECONFIG_SECRET=prod-kubeconfig")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("store-kubeconfig.py: %v\n%s", err, out)
+	}
+	r := <-got
+	if r.method != http.MethodPatch || r.path != "/api/v1/namespaces/infra/secrets/prod-kubeconfig" {
+		t.Errorf("request %s %s", r.method, r.path)
+	}
+	if r.auth != "Bearer sa-token" || r.contentType != "application/merge-patch+json" {
+		t.Errorf("auth %q content type %q", r.auth, r.contentType)
+	}
+	var patch struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &patch); err != nil {
+		t.Fatal(err)
+	}
+	if patch.Data["kubeconfig"] != base64.StdEncoding.EncodeToString(kubeconfig) {
+		t.Errorf("patch %s does not carry the kubeconfig", r.body)
+	}
+}
