@@ -2,11 +2,12 @@
 # Installs the Debian packages that the tests use as real peers, when they
 # are missing: nginx with its stream module (Balancer traffic tests) and
 # nss_wrapper (lets `nginx -t` resolve cluster DNS names to loopback), and
-# python3 (runs the KubernetesCluster installer's kubeconfig uploader).
+# python3 and ansible-core (run the KubernetesCluster installer's kubeconfig
+# uploader, inventory and precheck playbook).
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(nginx libnginx-mod-stream libnss-wrapper python3)
+packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

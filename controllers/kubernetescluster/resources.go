@@ -120,7 +120,7 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 		Data: map[string]string{
 			"hosts.yaml":          inv,
 			"run.sh":              Script(kc, op),
-			"precheck.yml":        precheckPlaybook,
+			"precheck.yml":        PrecheckPlaybook,
 			"store-kubeconfig.py": StoreKubeconfig,
 		},
 	}
