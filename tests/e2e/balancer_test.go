@@ -57,8 +57,7 @@ func proxyReplicaSets(g Gomega) map[string]bool {
 
 var _ = Describe("Balancer", Ordered, Label("balancer"), func() {
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", balancerNS)
-		Expect(err).NotTo(HaveOccurred())
+		kubectlEventually("create", "namespace", balancerNS)
 	})
 
 	It("should reject bad input through the webhook", func() {

@@ -180,6 +180,19 @@ var _ = BeforeSuite(func() {
 	}).Should(Equal(http.StatusOK))
 })
 
+// kubectlEventually runs an idempotent kubectl command until it succeeds
+// (an AlreadyExists answer counts), so a transient refusal does not fail
+// the suite; a lasting one shows its error when Eventually gives up.
+func kubectlEventually(args ...string) {
+	Eventually(func() error {
+		_, err := kubectl(args...)
+		if err != nil && strings.Contains(err.Error(), "AlreadyExists") {
+			return nil
+		}
+		return err
+	}, "30s").Should(Succeed(), "kubectl %s", strings.Join(args, " "))
+}
+
 // managerNS is where the manager's ServiceAccount, leader-election Role and
 // Lease live, as config/default installs them.
 const managerNS = "kubeforge-system"
@@ -197,7 +210,7 @@ func installRBAC() string {
 		[]byte("namespace: "+managerNS+"\nnamePrefix: kubeforge-\nresources:\n- "+rel+"\n"), 0o644)).To(Succeed())
 	manifests, err := run("go", "tool", "-modfile="+filepath.Join(root, "hack", "tools", "go.mod"), "kustomize", "build", dir)
 	Expect(err).NotTo(HaveOccurred())
-	_, _ = kubectl("create", "namespace", managerNS)
+	kubectlEventually("create", "namespace", managerNS)
 	_, err = kubectlStdin(manifests, "apply", "--server-side", "--force-conflicts", "-f", "-")
 	Expect(err).NotTo(HaveOccurred())
 

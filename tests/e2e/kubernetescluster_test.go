@@ -59,11 +59,9 @@ func kubectlPatch(jsonPatch string) {
 
 var _ = Describe("KubernetesCluster", Ordered, Label("kubernetescluster"), func() {
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", clusterNS)
-		Expect(err).NotTo(HaveOccurred())
-		_, err = kubectl("create", "secret", "generic", "prod-ssh", "-n", clusterNS, "--type=kubernetes.io/ssh-auth",
+		kubectlEventually("create", "namespace", clusterNS)
+		kubectlEventually("create", "secret", "generic", "prod-ssh", "-n", clusterNS, "--type=kubernetes.io/ssh-auth",
 			"--from-literal=ssh-privatekey=a throwaway key for kwok, which runs no installer")
-		Expect(err).NotTo(HaveOccurred())
 	})
 
 	It("should precheck and create the sample, and turn Running", func() {

@@ -62,9 +62,6 @@ const metricsNS = "e2e-metrics"
 
 var _ = Describe("Manager", Ordered, Label("manager"), func() {
 	BeforeAll(func() {
-		// Each step is idempotent and retried, so a transient refusal right
-		// after the namespace appears does not fail the suite; a lasting one
-		// shows its error when Eventually gives up.
 		for _, args := range [][]string{
 			{"create", "namespace", metricsNS},
 			{"create", "serviceaccount", "scraper", "-n", metricsNS},
@@ -72,13 +69,7 @@ var _ = Describe("Manager", Ordered, Label("manager"), func() {
 			{"apply", "-f", "config/rbac/metrics_reader_role.yaml"},
 			{"create", "clusterrolebinding", "e2e-scraper-metrics", "--clusterrole=metrics-reader", "--serviceaccount=" + metricsNS + ":scraper"},
 		} {
-			Eventually(func() error {
-				_, err := kubectl(args...)
-				if err != nil && strings.Contains(err.Error(), "AlreadyExists") {
-					return nil
-				}
-				return err
-			}, "30s").Should(Succeed(), "kubectl %s", strings.Join(args, " "))
+			kubectlEventually(args...)
 		}
 	})
 

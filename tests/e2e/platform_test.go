@@ -60,8 +60,7 @@ func componentPods(g Gomega) map[string][]corev1.Pod {
 
 var _ = Describe("Platform", Ordered, Label("platform"), func() {
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", platformNS)
-		Expect(err).NotTo(HaveOccurred())
+		kubectlEventually("create", "namespace", platformNS)
 	})
 
 	It("should bring the five-component sample to Running with its pods Running", func() {

@@ -73,8 +73,7 @@ func converged(n int) func(g Gomega) {
 
 var _ = Describe("PodSet", Ordered, Label("podset"), func() {
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", ns)
-		Expect(err).NotTo(HaveOccurred())
+		kubectlEventually("create", "namespace", ns)
 	})
 
 	It("should reject bad input through the webhooks, called over HTTPS", func() {

@@ -54,8 +54,7 @@ var _ = Describe("Workspace", Ordered, Label("workspace"), func() {
 	var volume string
 
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", workspaceNS)
-		Expect(err).NotTo(HaveOccurred())
+		kubectlEventually("create", "namespace", workspaceNS)
 	})
 
 	It("should turn Running when its Pod is Ready, with its startup time", func() {
