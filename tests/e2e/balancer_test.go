@@ -22,6 +22,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -141,6 +142,29 @@ var _ = Describe("Balancer", Ordered, Label("balancer"), func() {
 			g.Expect(*d.Spec.Replicas).To(Equal(int32(3)))
 			g.Expect(shop(g).Status.ReadyReplicas).To(Equal(int32(3)))
 		}).Should(Succeed())
+	})
+
+	It("should be scaled by a HorizontalPodAutoscaler through the scale subresource", func() {
+		// Below minReplicas the HPA controller scales up without needing metrics.
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: balancerNS},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{
+					APIVersion: "networking.kubeforge.io/v1alpha1", Kind: "Balancer", Name: "shop",
+				},
+				MinReplicas: new(int32(4)),
+				MaxReplicas: 6,
+			},
+		}
+		Expect(k8sClient.Create(ctx, hpa)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(*shop(g).Spec.Replicas).To(Equal(int32(4)))
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "shop-proxy"}, d)).To(Succeed())
+			g.Expect(*d.Spec.Replicas).To(Equal(int32(4)))
+			g.Expect(shop(g).Status.ReadyReplicas).To(Equal(int32(4)))
+		}).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, hpa)).To(Succeed())
 	})
 
 	It("should garbage-collect everything when the Balancer is deleted", func() {
