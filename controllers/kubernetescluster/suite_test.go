@@ -60,21 +60,12 @@ var _ = BeforeSuite(func() {
 	k8sClient = env.Client
 	ctx, cancel = context.WithCancel(context.Background())
 
-	mgr, err := env.NewManager(ctrl.Options{
-		Cache: engine.CacheOptions(&batchv1.Job{}, &corev1.Pod{}, &corev1.ConfigMap{}, &corev1.Secret{}, &corev1.ServiceAccount{},
-			&rbacv1.Role{}, &rbacv1.RoleBinding{}),
-	})
+	counting, err = env.StartController(ctx, []client.Object{&batchv1.Job{}, &corev1.Pod{}, &corev1.ConfigMap{}, &corev1.Secret{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}},
+		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
+			reconciler = &kubernetescluster.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
+			return reconciler.SetupWithManager(mgr)
+		})
 	Expect(err).NotTo(HaveOccurred())
-	counting = testenv.NewCountingClient(mgr.GetClient())
-	reconciler = &kubernetescluster.Reconciler{APIReader: mgr.GetAPIReader(),
-		Client: counting,
-		Engine: &engine.Engine{Client: counting, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")},
-	}
-	Expect(reconciler.SetupWithManager(mgr)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
 })
 
 var _ = AfterSuite(func() {

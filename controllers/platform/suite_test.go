@@ -60,21 +60,12 @@ var _ = BeforeSuite(func() {
 	k8sClient = env.Client
 	ctx, cancel = context.WithCancel(context.Background())
 
-	mgr, err := env.NewManager(ctrl.Options{
-		Cache: engine.CacheOptions(&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{},
-			&corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}),
-	})
+	counting, err = env.StartController(ctx, []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}},
+		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
+			reconciler = &platform.Reconciler{Client: c, Engine: eng}
+			return reconciler.SetupWithManager(mgr)
+		})
 	Expect(err).NotTo(HaveOccurred())
-	counting = testenv.NewCountingClient(mgr.GetClient())
-	reconciler = &platform.Reconciler{
-		Client: counting,
-		Engine: &engine.Engine{Client: counting, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")},
-	}
-	Expect(reconciler.SetupWithManager(mgr)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
 })
 
 var _ = AfterSuite(func() {

@@ -58,20 +58,12 @@ var _ = BeforeSuite(func() {
 	k8sClient = env.Client
 	ctx, cancel = context.WithCancel(context.Background())
 
-	mgr, err := env.NewManager(ctrl.Options{
-		Cache: engine.CacheOptions(&appsv1.Deployment{}, &corev1.Pod{}),
-	})
+	counting, err = env.StartController(ctx, []client.Object{&appsv1.Deployment{}, &corev1.Pod{}},
+		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
+			reconciler = &podset.Reconciler{Client: c, Engine: eng}
+			return reconciler.SetupWithManager(mgr)
+		})
 	Expect(err).NotTo(HaveOccurred())
-	counting = testenv.NewCountingClient(mgr.GetClient())
-	reconciler = &podset.Reconciler{
-		Client: counting,
-		Engine: &engine.Engine{Client: counting, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")},
-	}
-	Expect(reconciler.SetupWithManager(mgr)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
 })
 
 var _ = AfterSuite(func() {

@@ -60,20 +60,12 @@ var _ = BeforeSuite(func() {
 	k8sClient = env.Client
 	ctx, cancel = context.WithCancel(context.Background())
 
-	mgr, err := env.NewManager(ctrl.Options{
-		Cache: engine.CacheOptions(&corev1.Pod{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{}, &cmv1.Certificate{}),
-	})
+	counting, err = env.StartController(ctx, []client.Object{&corev1.Pod{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{}, &cmv1.Certificate{}},
+		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
+			reconciler = &workspace.Reconciler{CertManager: true, Client: c, Engine: eng}
+			return reconciler.SetupWithManager(mgr)
+		})
 	Expect(err).NotTo(HaveOccurred())
-	counting = testenv.NewCountingClient(mgr.GetClient())
-	reconciler = &workspace.Reconciler{CertManager: true,
-		Client: counting,
-		Engine: &engine.Engine{Client: counting, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")},
-	}
-	Expect(reconciler.SetupWithManager(mgr)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
 })
 
 var _ = AfterSuite(func() {

@@ -1,0 +1,52 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+// StartController runs a manager on the test control plane the way the
+// operator runs one: its cache holds the owned types only with kubeforge's
+// label and without managedFields. Writes go through a CountingClient,
+// which setup gets along with an engine that writes through it, to build
+// and register the reconciler. The manager runs until ctx ends.
+func (e *Env) StartController(ctx context.Context, owned []client.Object,
+	setup func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error) (*CountingClient, error) {
+	mgr, err := e.NewManager(ctrl.Options{Cache: engine.CacheOptions(owned...)})
+	if err != nil {
+		return nil, err
+	}
+	counting := NewCountingClient(mgr.GetClient())
+	eng := &engine.Engine{Client: counting, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
+	if err := setup(mgr, counting, eng); err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "the test manager stopped: %v\n", err)
+		}
+	}()
+	return counting, nil
+}
