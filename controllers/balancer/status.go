@@ -113,10 +113,7 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 		reason string
 	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, conditions.ReasonApplyFailed}} {
 		if failure.err != nil {
-			msg := failure.err.Error()
-			set(conditions.Ready, false, failure.reason, msg)
-			set(conditions.Progressing, false, failure.reason, msg)
-			set(conditions.Degraded, true, failure.reason, msg)
+			conditions.SetFailed(&st.Conditions, gen, failure.reason, failure.err)
 			return
 		}
 	}

@@ -116,11 +116,8 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 	st.ObservedGeneration = gen
 	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
 	if o.invalid != nil {
-		msg := o.invalid.Error()
 		st.Phase = appsv1alpha1.PlatformDegraded
-		set(conditions.Ready, false, conditions.ReasonInvalidSpec, msg)
-		set(conditions.Progressing, false, conditions.ReasonInvalidSpec, msg)
-		set(conditions.Degraded, true, conditions.ReasonInvalidSpec, msg)
+		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonInvalidSpec, o.invalid)
 		return
 	}
 
@@ -157,11 +154,8 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 
 	switch {
 	case o.apply != nil:
-		msg := o.apply.Error()
 		st.Phase = appsv1alpha1.PlatformDegraded
-		set(conditions.Degraded, true, conditions.ReasonApplyFailed, msg)
-		set(conditions.Progressing, false, conditions.ReasonApplyFailed, msg)
-		set(conditions.Ready, false, conditions.ReasonApplyFailed, msg)
+		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonApplyFailed, o.apply)
 		return
 	case len(failed) > 0:
 		st.Phase = appsv1alpha1.PlatformDegraded

@@ -78,16 +78,10 @@ func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
 	switch {
 	case o.invalid != nil:
-		msg := o.invalid.Error()
-		set(conditions.Ready, false, conditions.ReasonInvalidSpec, msg)
-		set(conditions.Progressing, false, conditions.ReasonInvalidSpec, msg)
-		set(conditions.Degraded, true, conditions.ReasonInvalidSpec, msg)
+		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonInvalidSpec, o.invalid)
 		return
 	case o.applyErr != nil:
-		msg := o.applyErr.Error()
-		set(conditions.Ready, false, conditions.ReasonApplyFailed, msg)
-		set(conditions.Progressing, false, conditions.ReasonApplyFailed, msg)
-		set(conditions.Degraded, true, conditions.ReasonApplyFailed, msg)
+		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonApplyFailed, o.applyErr)
 		return
 	case d == nil:
 		set(conditions.Ready, false, ReasonDeploymentAbsent, "The Deployment does not exist yet")

@@ -150,11 +150,8 @@ func computeStatus(ws *idev1alpha1.Workspace, o observed) {
 		reason string
 	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, conditions.ReasonApplyFailed}} {
 		if failure.err != nil {
-			msg := failure.err.Error()
-			st.Phase, st.Reason, st.Message = idev1alpha1.PhaseFailed, failure.reason, msg
-			set(conditions.Ready, false, failure.reason, msg)
-			set(conditions.Progressing, false, failure.reason, msg)
-			set(conditions.Degraded, true, failure.reason, msg)
+			st.Phase, st.Reason, st.Message = idev1alpha1.PhaseFailed, failure.reason, failure.err.Error()
+			conditions.SetFailed(&st.Conditions, gen, failure.reason, failure.err)
 			return
 		}
 	}

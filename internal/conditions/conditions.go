@@ -66,3 +66,13 @@ func Set(conds *[]metav1.Condition, generation int64, condType string, status bo
 func IsTrue(conds []metav1.Condition, condType string) bool {
 	return meta.IsStatusConditionTrue(conds, condType)
 }
+
+// SetFailed reports that the object cannot be acted on, for reason (such
+// as InvalidSpec or ApplyFailed): not Ready, not Progressing, Degraded,
+// each with the error as message.
+func SetFailed(conds *[]metav1.Condition, generation int64, reason string, err error) {
+	msg := err.Error()
+	Set(conds, generation, Ready, false, reason, msg)
+	Set(conds, generation, Progressing, false, reason, msg)
+	Set(conds, generation, Degraded, true, reason, msg)
+}
