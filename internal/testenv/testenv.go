@@ -124,6 +124,9 @@ func Start(opts Options) (*Env, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// envtest leaves etcd and kube-apiserver running when a later step
+		// (installing CRDs or webhooks) fails; stop them.
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting envtest: %w", err)
 	}
 	s := scheme.New()
