@@ -20,6 +20,7 @@ limitations under the License.
 package kubernetescluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -235,8 +236,8 @@ func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesC
 				message = out
 			}
 		}
-		message = orDefault(message, "The installer failed")
-		finish(kc, op, false, orDefault(reason, ReasonOperationFailed), message, &now)
+		message = cmp.Or(message, "The installer failed")
+		finish(kc, op, false, cmp.Or(reason, ReasonOperationFailed), message, &now)
 		r.Engine.Warn(kc, "OperationFailed", "Run", "Operation %s failed (%s): %s", op.ID, op.Reason, message)
 		return false, nil
 	}

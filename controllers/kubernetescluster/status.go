@@ -17,7 +17,9 @@ limitations under the License.
 package kubernetescluster
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -117,7 +119,7 @@ func finish(kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation
 	case clusterv1alpha1.OpScaleDown:
 		var kept []string
 		for _, a := range st.InstalledNodes {
-			if !contains(op.Hosts, a) {
+			if !slices.Contains(op.Hosts, a) {
 				kept = append(kept, a)
 			}
 		}
@@ -131,15 +133,6 @@ func finish(kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation
 		op.Message = "Removed Kubernetes from every host"
 	}
 	st.NodeCount = int32(len(st.InstalledNodes))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // setConditions sets phase and conditions from the status and what is next.
@@ -186,7 +179,7 @@ func setConditions(kc *clusterv1alpha1.KubernetesCluster, next *Next, blocked, i
 
 	switch {
 	case failed:
-		set(conditions.Degraded, true, orDefault(last.Reason, ReasonOperationFailed), fmt.Sprintf("Operation %s failed: %s", last.ID, last.Message))
+		set(conditions.Degraded, true, cmp.Or(last.Reason, ReasonOperationFailed), fmt.Sprintf("Operation %s failed: %s", last.ID, last.Message))
 	case blocked != nil:
 		set(conditions.Degraded, true, ReasonSSHSecret, blocked.Error())
 	default:
@@ -200,11 +193,4 @@ func setConditions(kc *clusterv1alpha1.KubernetesCluster, next *Next, blocked, i
 	default:
 		set(conditions.Ready, true, ReasonInstalled, fmt.Sprintf("Kubernetes %s on %d masters and %d nodes", st.Version, st.MasterCount, st.NodeCount))
 	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package platform
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -161,7 +162,7 @@ func Plan(p *appsv1alpha1.Platform, live map[string]Live) ([]Step, error) {
 		case l.Failed:
 			st.Deploy, st.Phase, st.Message = true, appsv1alpha1.ComponentFailed, l.Message
 		case !l.Ready:
-			st.Deploy, st.Phase, st.Message = true, appsv1alpha1.ComponentDeploying, orDefault(l.Message, "Rolling out")
+			st.Deploy, st.Phase, st.Message = true, appsv1alpha1.ComponentDeploying, cmp.Or(l.Message, "Rolling out")
 		default:
 			st.Deploy, st.Phase, st.Message = true, appsv1alpha1.ComponentReady, "Ready"
 		}
@@ -171,11 +172,4 @@ func Plan(p *appsv1alpha1.Platform, live map[string]Live) ([]Step, error) {
 		steps[i] = st
 	}
 	return steps, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package workspace
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -72,13 +73,13 @@ func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, rea
 		if r == "" {
 			r = ReasonPodFailed
 		}
-		return idev1alpha1.PhaseFailed, r, orDefault(pod.Status.Message, "The IDE's Pod failed")
+		return idev1alpha1.PhaseFailed, r, cmp.Or(pod.Status.Message, "The IDE's Pod failed")
 	case corev1.PodSucceeded:
 		return idev1alpha1.PhaseFailed, ReasonPodSucceeded, "The IDE exited"
 	}
 	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 		if w := cs.State.Waiting; w != nil && failingWaitReasons[w.Reason] {
-			return idev1alpha1.PhaseFailed, w.Reason, orDefault(w.Message, fmt.Sprintf("Container %s: %s", cs.Name, w.Reason))
+			return idev1alpha1.PhaseFailed, w.Reason, cmp.Or(w.Message, fmt.Sprintf("Container %s: %s", cs.Name, w.Reason))
 		}
 	}
 	scheduled := podCondition(pod, corev1.PodScheduled)
@@ -104,13 +105,6 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 		}
 	}
 	return nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // startupSeconds is how long a Ready Pod took from creation to Ready.

@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1_test
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -79,7 +81,7 @@ var _ = Describe("Balancer webhooks", func() {
 			`{"selector":{"app":"shop"},"backends":[{"name":"v1","selector":{"version":"a b"}}],"ports":[{"name":"http","port":80}]}`,
 			"spec.backends[0].selector"),
 		Entry("a backend whose Service name would be too long", "long-backend",
-			`{"selector":{"app":"shop"},"backends":[{"name":"`+repeat("b", 60)+`"}],"ports":[{"name":"http","port":80}]}`,
+			`{"selector":{"app":"shop"},"backends":[{"name":"`+strings.Repeat("b", 60)+`"}],"ports":[{"name":"http","port":80}]}`,
 			"spec.backends[0].name"),
 		Entry("a port name that is no IANA service name", "bad-port-name",
 			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"8080","port":80}]}`,
@@ -133,11 +135,3 @@ var _ = Describe("Balancer webhooks", func() {
 		Expect(b.Spec.Backends[1].Selector).To(Equal(map[string]string{"version": "v2"}))
 	})
 })
-
-func repeat(s string, n int) string {
-	out := ""
-	for range n {
-		out += s
-	}
-	return out
-}
