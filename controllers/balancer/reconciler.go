@@ -103,9 +103,9 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 		return o, nil
 	}
 
-	opts := r.renderOptions()
-	o.configHash = ConfigHash(NginxConf(spec, opts))
-	if _, err := r.Engine.Apply(ctx, b, DesiredObjects(spec, opts),
+	conf := NginxConf(spec, r.renderOptions())
+	o.configHash = ConfigHash(conf)
+	if _, err := r.Engine.Apply(ctx, b, DesiredObjects(spec, conf),
 		&corev1.ServiceList{}, &corev1.ConfigMapList{}, &appsv1.DeploymentList{}); err != nil {
 		o.applyErr = err
 		r.Engine.Warn(b, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())

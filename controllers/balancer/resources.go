@@ -71,16 +71,15 @@ func BackendSelector(b *networkingv1alpha1.Balancer, be networkingv1alpha1.Balan
 	return sel
 }
 
-// DesiredObjects are the objects a Balancer owns, built from its spec
-// alone: the backend Services, the proxy's ConfigMap and Deployment, and
-// the front-end Service. The backend Services come first so that their
-// names resolve when the proxy starts.
-func DesiredObjects(b *networkingv1alpha1.Balancer, opts RenderOptions) []client.Object {
+// DesiredObjects are the objects a Balancer owns, built from its spec and
+// its rendered nginx.conf: the backend Services, the proxy's ConfigMap and
+// Deployment, and the front-end Service. The backend Services come first so
+// that their names resolve when the proxy starts.
+func DesiredObjects(b *networkingv1alpha1.Balancer, conf string) []client.Object {
 	var objs []client.Object
 	for _, be := range b.Spec.Backends {
 		objs = append(objs, BackendService(b, be))
 	}
-	conf := NginxConf(b, opts)
 	objs = append(objs, ConfigMap(b, conf), Deployment(b, ConfigHash(conf)), FrontendService(b))
 	return objs
 }

@@ -37,7 +37,7 @@ var opts = RenderOptions{Resolve: ClusterDNS("cluster.local")}
 
 func TestDesiredObjectsNameEveryOwnedObject(t *testing.T) {
 	var got []string
-	for _, o := range DesiredObjects(sample(), opts) {
+	for _, o := range DesiredObjects(sample(), NginxConf(sample(), opts)) {
 		got = append(got, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName())
 	}
 	want := []string{"Service/shop-v1", "Service/shop-v2", "ConfigMap/shop-proxy", "Deployment/shop-proxy", "Service/shop"}
@@ -81,7 +81,7 @@ func TestProxyDeploymentMountsTheConfigAndCarriesItsHash(t *testing.T) {
 	b := sample()
 	var dep *appsv1.Deployment
 	var cm *corev1.ConfigMap
-	for _, o := range DesiredObjects(b, opts) {
+	for _, o := range DesiredObjects(b, NginxConf(b, opts)) {
 		switch o := o.(type) {
 		case *appsv1.Deployment:
 			dep = o
