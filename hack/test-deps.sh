@@ -3,11 +3,13 @@
 # are missing: nginx with its stream module (Balancer traffic tests) and
 # nss_wrapper (lets `nginx -t` resolve cluster DNS names to loopback), and
 # python3 and ansible-core (run the KubernetesCluster installer's kubeconfig
-# uploader, inventory and precheck playbook).
+# uploader, inventory and precheck playbook), and MariaDB and PostgreSQL
+# servers (Platform databases; the tests start their own on loopback, see
+# internal/testdb).
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core)
+packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core mariadb-server postgresql)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,8 +23,19 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "test-deps: installing ${missing[*]}" >&2
 $sudo apt-get update -qq >/dev/null
-# Keep the packages from starting a system nginx: tests start their own.
+# Keep the packages from starting system services (nginx, MariaDB,
+# PostgreSQL): the tests start their own. policy-rc.d answering 101 is
+# Debian's way to say "do not start"; it is removed afterwards unless it
+# was there before.
 export DEBIAN_FRONTEND=noninteractive RUNLEVEL=1
+policy=/usr/sbin/policy-rc.d
+own_policy=""
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod +x "$policy"
+  own_policy=1
+fi
+trap '[ -n "$own_policy" ] && $sudo rm -f "$policy"' EXIT
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # Some images start the service anyway; the tests need port 80 free of it
 # no more than they need its configuration, so stop it.

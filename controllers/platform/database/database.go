@@ -1,0 +1,247 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package database provisions a Platform component's database and user on
+// a MySQL/MariaDB or PostgreSQL server: created when missing, the user's
+// password set to what its Secret holds, all privileges on its own
+// database and none on another's; and drops them on request.
+//
+// Every identifier reaches SQL quoted by the rules of its engine and every
+// password as a string literal escaped by the driver (MySQL) or by the
+// server itself (PostgreSQL's format('%I', '%L')); names are validated at
+// admission as well, so quoting is the second line, not the only one.
+package database
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Engines.
+const (
+	MySQL      = "mysql"
+	PostgreSQL = "postgresql"
+)
+
+// TLS modes.
+const (
+	TLSDisable    = "disable"
+	TLSRequire    = "require"
+	TLSVerifyFull = "verify-full"
+)
+
+// Reasons a server can fail for; they become the Platform's DatabaseReady
+// condition reason.
+const (
+	ReasonServerUnreachable    = "ServerUnreachable"
+	ReasonAuthenticationFailed = "AuthenticationFailed"
+	ReasonTLSFailed            = "TLSFailed"
+	ReasonProvisioningFailed   = "ProvisioningFailed"
+)
+
+// Server says how to reach a database server as its admin.
+type Server struct {
+	Engine string
+	Host   string
+	Port   int32
+	// Username and Password of the admin.
+	Username, Password string
+	// TLSMode is disable, require or verify-full; CACert (PEM) is the
+	// authority verify-full checks the server's certificate against.
+	TLSMode string
+	CACert  []byte
+	// Timeout bounds connecting; 5 s when zero.
+	Timeout time.Duration
+}
+
+// Addr is host:port.
+func (s Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(int(s.Port))) }
+
+// TLSConfig is the client TLS configuration of the mode, nil for disable.
+func (s Server) TLSConfig() (*tls.Config, error) {
+	switch s.TLSMode {
+	case TLSDisable:
+		return nil, nil
+	case TLSVerifyFull:
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(s.CACert) {
+			return nil, errors.New("the CA Secret's ca.crt holds no PEM certificate")
+		}
+		return &tls.Config{RootCAs: pool, ServerName: s.Host, MinVersion: tls.VersionTLS12}, nil
+	default: // require
+		// Encrypted, the certificate not checked: what libpq's sslmode=require does.
+		return &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, nil //nolint:gosec // the documented meaning of require
+	}
+}
+
+// Admin is a connection to a server as its admin.
+type Admin interface {
+	// Provision makes database and user exist, sets the user's password,
+	// and grants the user all privileges on database, and no one else
+	// any. It is idempotent.
+	Provision(ctx context.Context, database, user, password string) error
+	// Drop drops database and user, if they exist.
+	Drop(ctx context.Context, database, user string) error
+	// Close closes the connection.
+	Close() error
+}
+
+// Connect logs in to the server as its admin.
+func Connect(ctx context.Context, s Server) (Admin, error) {
+	if s.Timeout == 0 {
+		s.Timeout = 5 * time.Second
+	}
+	tlsConfig, err := s.TLSConfig()
+	if err != nil {
+		return nil, &Error{Reason: ReasonTLSFailed, Err: err}
+	}
+	switch s.Engine {
+	case MySQL:
+		return connectMySQL(ctx, s, tlsConfig)
+	case PostgreSQL:
+		return connectPostgres(ctx, s, tlsConfig)
+	}
+	return nil, fmt.Errorf("unknown database engine %q", s.Engine)
+}
+
+// Error is a failure with the reason a condition reports.
+type Error struct {
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Reason classifies an error of this package: ServerUnreachable,
+// AuthenticationFailed, TLSFailed or ProvisioningFailed.
+func Reason(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return classify(err)
+}
+
+func classify(err error) string {
+	var my *mysql.MySQLError
+	if errors.As(err, &my) {
+		switch my.Number {
+		case 1045, 1044, 1698: // access denied (for user, to database, without password)
+			return ReasonAuthenticationFailed
+		}
+		return ReasonProvisioningFailed
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		switch pg.Code {
+		case "28P01", "28000": // invalid_password, invalid_authorization_specification
+			return ReasonAuthenticationFailed
+		}
+		return ReasonProvisioningFailed
+	}
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	if errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) ||
+		strings.Contains(err.Error(), "TLS requested but server does not support TLS") ||
+		strings.Contains(err.Error(), "server refused TLS connection") || strings.Contains(err.Error(), "tls:") {
+		return ReasonTLSFailed
+	}
+	var netErr net.Error
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	if errors.As(err, &netErr) || errors.As(err, &dnsErr) || errors.As(err, &opErr) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, mysql.ErrInvalidConn) || strings.Contains(err.Error(), "connection refused") ||
+		strings.Contains(err.Error(), "failed to connect") {
+		return ReasonServerUnreachable
+	}
+	return ReasonProvisioningFailed
+}
+
+// passwordAlphabet has no character that needs quoting anywhere: in SQL,
+// in a URL, in a shell.
+const passwordAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// PasswordLength is the length of a generated password: 32 characters of
+// 62, about 190 bits.
+const PasswordLength = 32
+
+// GeneratePassword returns PasswordLength characters from crypto/rand.
+func GeneratePassword() (string, error) {
+	b := make([]byte, PasswordLength)
+	max := big.NewInt(int64(len(passwordAlphabet)))
+	for i := range b {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			return "", fmt.Errorf("generating a password: %w", err)
+		}
+		b[i] = passwordAlphabet[n.Int64()]
+	}
+	return string(b), nil
+}
+
+// URL is the connection URL of a component's database, as its Secret
+// holds it: mysql://user:password@host:port/database?ssl-mode=... or
+// postgresql://user:password@host:port/database?sslmode=...
+func URL(s Server, database, user, password string) string {
+	u := url.URL{Scheme: s.Engine, User: url.UserPassword(user, password), Host: s.Addr(), Path: "/" + database}
+	q := url.Values{}
+	if s.Engine == PostgreSQL {
+		q.Set("sslmode", s.TLSMode)
+	} else {
+		q.Set("ssl-mode", map[string]string{TLSDisable: "DISABLED", TLSRequire: "REQUIRED", TLSVerifyFull: "VERIFY_IDENTITY"}[s.TLSMode])
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// checkIdentifier refuses what no engine stores: an empty name, a NUL,
+// invalid UTF-8, more than 63 bytes. Everything else is quoted.
+func checkIdentifier(kind, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty %s name", kind)
+	case len(name) > 63:
+		return fmt.Errorf("%s name %q is longer than 63 bytes", kind, name)
+	case strings.ContainsRune(name, 0) || !utf8.ValidString(name):
+		return fmt.Errorf("%s name %q holds a NUL or invalid UTF-8", kind, name)
+	}
+	return nil
+}
+
+func checkPassword(password string) error {
+	if password == "" || strings.ContainsRune(password, 0) || !utf8.ValidString(password) {
+		return errors.New("the password is empty or holds a NUL or invalid UTF-8")
+	}
+	return nil
+}

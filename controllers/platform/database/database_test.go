@@ -1,0 +1,330 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package database_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubeforge/kubeforge/controllers/platform/database"
+	"github.com/kubeforge/kubeforge/internal/testdb"
+)
+
+// These tests run against real servers: MariaDB and PostgreSQL from
+// Debian's packages, started on loopback by internal/testdb.
+
+var servers = map[string]*testdb.Server{}
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		for _, engine := range []string{testdb.MariaDB, testdb.PostgreSQL} {
+			s, err := testdb.Start(engine)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			defer func() { _ = s.Close() }()
+			servers[engine] = s
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func admin(s *testdb.Server, mode string) database.Server {
+	ds := database.Server{Engine: s.Engine, Host: s.Host, Port: int32(s.Port), Username: s.AdminUser, Password: s.AdminPassword, TLSMode: mode}
+	if mode == database.TLSVerifyFull {
+		ds.CACert = s.CACert
+	}
+	return ds
+}
+
+func connect(t *testing.T, ds database.Server) database.Admin {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	a, err := database.Connect(ctx, ds)
+	if err != nil {
+		t.Fatalf("connecting as the admin: %v", err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	return a
+}
+
+func each(t *testing.T, f func(t *testing.T, s *testdb.Server)) {
+	for _, engine := range []string{testdb.MariaDB, testdb.PostgreSQL} {
+		t.Run(engine, func(t *testing.T) { f(t, servers[engine]) })
+	}
+}
+
+func createTable(s *testdb.Server, user, password, db string) error {
+	return s.Exec(user, password, db, "CREATE TABLE t_"+user+" (id INT)", "INSERT INTO t_"+user+" VALUES (1)")
+}
+
+func TestProvisionIsolatesComponents(t *testing.T) {
+	each(t, func(t *testing.T, s *testdb.Server) {
+		a := connect(t, admin(s, database.TLSRequire))
+		ctx := context.Background()
+		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Provision(ctx, "iso_worker", "iso_worker", "worker-password-1"); err != nil {
+			t.Fatal(err)
+		}
+		// Idempotent: again, nothing fails and nothing changes.
+		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-1"); err != nil {
+			t.Fatalf("provisioning again: %v", err)
+		}
+		if err := createTable(s, "iso_api", "api-password-1", "iso_api"); err != nil {
+			t.Fatalf("api in its own database: %v", err)
+		}
+		if err := createTable(s, "iso_worker", "worker-password-1", "iso_worker"); err != nil {
+			t.Fatalf("worker in its own database: %v", err)
+		}
+		if err := createTable(s, "iso_api", "api-password-1", "iso_worker"); err == nil {
+			t.Fatal("api created a table in worker's database")
+		} else if !strings.Contains(strings.ToLower(err.Error()), "denied") {
+			t.Fatalf("api in worker's database: want access denied, got %v", err)
+		}
+		if err := s.Exec("iso_worker", "worker-password-1", "iso_api", "SELECT * FROM t_iso_api"); err == nil {
+			t.Fatal("worker read api's table")
+		}
+		// _ is a wildcard in MySQL's GRANT: iso_api's grant must not
+		// reach isoXapi.
+		if err := s.Exec(s.AdminUser, s.AdminPassword, "", "CREATE DATABASE isoXapi"); err != nil {
+			t.Fatal(err)
+		}
+		if err := createTable(s, "iso_api", "api-password-1", "isoXapi"); err == nil {
+			t.Fatal("api created a table in isoXapi: its grant's _ matched X")
+		}
+		if err := s.Exec(s.AdminUser, s.AdminPassword, "", "DROP DATABASE isoXapi"); err != nil {
+			t.Fatal(err)
+		}
+
+		// A new password: the old one stops working, the new one works.
+		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-2"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Exec("iso_api", "api-password-1", "iso_api", "SELECT 1"); err == nil {
+			t.Fatal("the old password still logs in")
+		}
+		if err := s.Exec("iso_api", "api-password-2", "iso_api", "SELECT * FROM t_iso_api"); err != nil {
+			t.Fatalf("the new password: %v", err)
+		}
+
+		for _, c := range []string{"iso_api", "iso_worker"} {
+			if err := a.Drop(ctx, c, c); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Drop(ctx, c, c); err != nil {
+				t.Fatalf("dropping again: %v", err)
+			}
+		}
+		dbs, _ := s.Databases()
+		users, _ := s.Users()
+		for _, c := range []string{"iso_api", "iso_worker"} {
+			if slices.Contains(dbs, c) || slices.Contains(users, c) {
+				t.Fatalf("%s survived Drop: databases %v, users %v", c, dbs, users)
+			}
+		}
+	})
+}
+
+// Names no validator would let through still reach SQL quoted: each is
+// created under exactly its name, and nothing else happens.
+func TestHostileNamesAreQuoted(t *testing.T) {
+	hostile := []string{
+		"x`; DROP DATABASE canary; --",
+		`x"; DROP DATABASE canary; --`,
+		"x'; DROP DATABASE canary; --",
+		`x\'; DROP USER kfadmin; --`,
+		"ünï cödé ☃",
+		"a$1 %s %I %L",
+	}
+	each(t, func(t *testing.T, s *testdb.Server) {
+		a := connect(t, admin(s, database.TLSDisable))
+		ctx := context.Background()
+		if err := a.Provision(ctx, "canary", "canary", "canary-password"); err != nil {
+			t.Fatal(err)
+		}
+		for i, name := range hostile {
+			user := fmt.Sprintf("%s%d", name, i)
+			if s.Engine == testdb.MariaDB && len(user) > 32 {
+				user = user[:len(user)-(len(user)-32)]
+			}
+			password := `p'a"s\s` + "`;-- " + name
+			if err := a.Provision(ctx, name, user, password); err != nil {
+				t.Fatalf("%q: %v", name, err)
+			}
+			dbs, err := s.Databases()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(dbs, name) || !slices.Contains(dbs, "canary") {
+				t.Fatalf("%q: databases now %q", name, dbs)
+			}
+			if err := s.Exec(user, password, name, "SELECT 1"); err != nil {
+				t.Fatalf("%q logging in with its quoted password: %v", user, err)
+			}
+			if err := a.Drop(ctx, name, user); err != nil {
+				t.Fatalf("dropping %q: %v", name, err)
+			}
+		}
+		dbs, _ := s.Databases()
+		if !slices.Contains(dbs, "canary") {
+			t.Fatal("the canary database is gone")
+		}
+		if err := s.Exec(s.AdminUser, s.AdminPassword, "", "SELECT 1"); err != nil {
+			t.Fatalf("the admin: %v", err)
+		}
+		if err := a.Provision(ctx, "nul\x00db", "nul", "password"); err == nil {
+			t.Fatal("a NUL in a name was accepted")
+		}
+		_ = a.Drop(ctx, "canary", "canary")
+	})
+}
+
+func TestConnectFailures(t *testing.T) {
+	each(t, func(t *testing.T, s *testdb.Server) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cases := map[string]struct {
+			server database.Server
+			reason string
+		}{
+			"wrong password": {func() database.Server {
+				ds := admin(s, database.TLSDisable)
+				ds.Password = "wrong"
+				return ds
+			}(), database.ReasonAuthenticationFailed},
+			"nothing listening": {func() database.Server {
+				ds := admin(s, database.TLSDisable)
+				ds.Port = 1
+				return ds
+			}(), database.ReasonServerUnreachable},
+			"unknown CA": {func() database.Server {
+				ds := admin(s, database.TLSVerifyFull)
+				ds.CACert = foreignCA(t)
+				return ds
+			}(), database.ReasonTLSFailed},
+			"no CA": {func() database.Server {
+				ds := admin(s, database.TLSVerifyFull)
+				ds.CACert = nil
+				return ds
+			}(), database.ReasonTLSFailed},
+		}
+		for name, c := range cases {
+			a, err := database.Connect(ctx, c.server)
+			if err == nil {
+				_ = a.Close()
+				t.Fatalf("%s: connected", name)
+			}
+			if got := database.Reason(err); got != c.reason {
+				t.Errorf("%s: reason %s, want %s (%v)", name, got, c.reason, err)
+			}
+			if strings.Contains(err.Error(), s.AdminPassword) {
+				t.Errorf("%s: the error shows the password: %v", name, err)
+			}
+		}
+		// verify-full with the server's CA works.
+		a := connect(t, admin(s, database.TLSVerifyFull))
+		if err := a.Provision(ctx, "tls_ok", "tls_ok", "tls-password"); err != nil {
+			t.Fatal(err)
+		}
+		_ = a.Drop(ctx, "tls_ok", "tls_ok")
+	})
+}
+
+// A PostgreSQL admin need not be a superuser: CREATEDB and CREATEROLE do.
+func TestPostgresAdminWithoutSuperuser(t *testing.T) {
+	s := servers[testdb.PostgreSQL]
+	if err := s.Exec(s.AdminUser, s.AdminPassword, "", "CREATE ROLE kfcreator LOGIN CREATEDB CREATEROLE PASSWORD 'creator-pw'"); err != nil {
+		t.Fatal(err)
+	}
+	ds := admin(s, database.TLSDisable)
+	ds.Username, ds.Password = "kfcreator", "creator-pw"
+	a := connect(t, ds)
+	ctx := context.Background()
+	if err := a.Provision(ctx, "nosuper", "nosuper", "nosuper-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Provision(ctx, "nosuper", "nosuper", "nosuper-pw-2"); err != nil {
+		t.Fatalf("again: %v", err)
+	}
+	if err := createTable(s, "nosuper", "nosuper-pw-2", "nosuper"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Drop(ctx, "nosuper", "nosuper"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGeneratePassword(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		p, err := database.GeneratePassword()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) < 24 || strings.Trim(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") != "" {
+			t.Fatalf("password %q", p)
+		}
+		if seen[p] {
+			t.Fatalf("password %q twice", p)
+		}
+		seen[p] = true
+	}
+}
+
+func TestURL(t *testing.T) {
+	pg := database.URL(database.Server{Engine: "postgresql", Host: "db.example.com", Port: 5432, TLSMode: "verify-full"}, "acme_api", "acme_api", "p@ss/w:rd")
+	if pg != "postgresql://acme_api:p%40ss%2Fw%3Ard@db.example.com:5432/acme_api?sslmode=verify-full" {
+		t.Errorf("postgresql URL %s", pg)
+	}
+	my := database.URL(database.Server{Engine: "mysql", Host: "fd00::1", Port: 3306, TLSMode: "disable"}, "d", "u", "p")
+	if my != "mysql://u:p@[fd00::1]:3306/d?ssl-mode=DISABLED" {
+		t.Errorf("mysql URL %s", my)
+	}
+}
+
+// foreignCA is a certificate authority that signed nothing the servers hold.
+func foreignCA(t *testing.T) []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "someone else"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}

@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package database
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// postgresAdmin provisions on PostgreSQL. Statements are built by the
+// server: format('... %I ... %L', ...) with the names and the password as
+// bound parameters, so the server's own quoting rules apply, whatever its
+// standard_conforming_strings.
+type postgresAdmin struct {
+	conn *pgx.Conn
+}
+
+func connectPostgres(ctx context.Context, s Server, tlsConfig *tls.Config) (Admin, error) {
+	cfg, err := pgx.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	cfg.Host, cfg.Port, cfg.User, cfg.Password, cfg.Database = s.Host, uint16(s.Port), s.Username, s.Password, "postgres"
+	cfg.TLSConfig, cfg.Fallbacks, cfg.ConnectTimeout = tlsConfig, nil, s.Timeout
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, &Error{Reason: classify(err), Err: fmt.Errorf("connecting to %s as %s: %w", s.Addr(), s.Username, err)}
+	}
+	return &postgresAdmin{conn: conn}, nil
+}
+
+// execf builds a statement with the server's format() and runs it.
+func (a *postgresAdmin) execf(ctx context.Context, what, template string, args ...string) error {
+	var statement string
+	if err := a.conn.QueryRow(ctx, "SELECT format($1::text, VARIADIC $2::text[])", template, args).Scan(&statement); err != nil {
+		return &Error{Reason: classify(err), Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	if _, err := a.conn.Exec(ctx, statement); err != nil {
+		return &Error{Reason: classify(err), Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return nil
+}
+
+func (a *postgresAdmin) exists(ctx context.Context, query, name string) (bool, error) {
+	var one int
+	err := a.conn.QueryRow(ctx, query, name).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, &Error{Reason: classify(err), Err: err}
+	}
+	return true, nil
+}
+
+func (a *postgresAdmin) Provision(ctx context.Context, database, user, password string) error {
+	if err := checkIdentifier("database", database); err != nil {
+		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	}
+	if err := checkIdentifier("user", user); err != nil {
+		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	}
+	if err := checkPassword(password); err != nil {
+		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	}
+	roleExists, err := a.exists(ctx, "SELECT 1 FROM pg_roles WHERE rolname = $1", user)
+	if err != nil {
+		return err
+	}
+	if roleExists {
+		err = a.execf(ctx, "setting the password of "+user, "ALTER ROLE %I WITH LOGIN PASSWORD %L", user, password)
+	} else {
+		err = a.execf(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L", user, password)
+	}
+	if err != nil {
+		return err
+	}
+	// An admin that is not a superuser (CREATEDB and CREATEROLE) must be
+	// a member of a role to make it a database's owner.
+	var super bool
+	if err := a.conn.QueryRow(ctx, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&super); err != nil {
+		return &Error{Reason: classify(err), Err: err}
+	}
+	if !super {
+		member, err := a.exists(ctx, "SELECT 1 WHERE pg_has_role(current_user, $1, 'MEMBER')", user)
+		if err != nil {
+			return err
+		}
+		if !member {
+			if err := a.execf(ctx, "letting the admin hand "+database+" to "+user, "GRANT %I TO current_user", user); err != nil {
+				return err
+			}
+		}
+	}
+	dbExists, err := a.exists(ctx, "SELECT 1 FROM pg_database WHERE datname = $1", database)
+	if err != nil {
+		return err
+	}
+	if dbExists {
+		err = a.execf(ctx, "making "+user+" the owner of "+database, "ALTER DATABASE %I OWNER TO %I", database, user)
+	} else {
+		err = a.execf(ctx, "creating database "+database, "CREATE DATABASE %I OWNER %I", database, user)
+	}
+	if err != nil {
+		return err
+	}
+	// PUBLIC may connect to every database by default: not to this one.
+	if err := a.execf(ctx, "closing "+database+" to other users", "REVOKE ALL ON DATABASE %I FROM PUBLIC", database); err != nil {
+		return err
+	}
+	return a.execf(ctx, "granting "+user+" its database", "GRANT ALL PRIVILEGES ON DATABASE %I TO %I", database, user)
+}
+
+func (a *postgresAdmin) Drop(ctx context.Context, database, user string) error {
+	if err := checkIdentifier("database", database); err != nil {
+		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	}
+	if err := checkIdentifier("user", user); err != nil {
+		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	}
+	// FORCE ends the component's sessions (PostgreSQL 13 and later).
+	if err := a.execf(ctx, "dropping database "+database, "DROP DATABASE IF EXISTS %I WITH (FORCE)", database); err != nil {
+		return err
+	}
+	return a.execf(ctx, "dropping user "+user, "DROP ROLE IF EXISTS %I", user)
+}
+
+func (a *postgresAdmin) Close() error { return a.conn.Close(context.Background()) }
