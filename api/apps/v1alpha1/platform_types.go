@@ -72,6 +72,12 @@ type PlatformSpec struct {
 	// +listType=atomic
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
+	// database is the external MySQL/MariaDB or PostgreSQL server on which
+	// every component that asks for a database gets its own database and
+	// user. The server's admin credentials stay in a Secret.
+	// +optional
+	Database *PlatformDatabase `json:"database,omitempty"`
+
 	// components of the platform, each run as its own workload.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
@@ -189,12 +195,124 @@ type PlatformComponent struct {
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
+	// database asks for a database of the component's own on the server
+	// of spec.database. Its credentials are in the Secret
+	// <platform>-<component>-db and reach the container as DB_HOST,
+	// DB_PORT, DB_NAME, DB_USER and DB_PASSWORD.
+	// +optional
+	Database *ComponentDatabase `json:"database,omitempty"`
+
 	// dependsOn names components that must be Ready before this one is
 	// created, and that must run a new version before this one moves to it.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+// DatabaseEngine is the kind of database server.
+// +kubebuilder:validation:Enum=mysql;postgresql
+type DatabaseEngine string
+
+// The database engines.
+const (
+	// DatabaseMySQL is MySQL or MariaDB.
+	DatabaseMySQL DatabaseEngine = "mysql"
+	// DatabasePostgreSQL is PostgreSQL.
+	DatabasePostgreSQL DatabaseEngine = "postgresql"
+)
+
+// DatabaseTLSMode says how connections to the server use TLS.
+// +kubebuilder:validation:Enum=disable;require;verify-full
+type DatabaseTLSMode string
+
+// The TLS modes.
+const (
+	// DatabaseTLSDisable connects without TLS.
+	DatabaseTLSDisable DatabaseTLSMode = "disable"
+	// DatabaseTLSRequire connects with TLS and does not check the
+	// server's certificate.
+	DatabaseTLSRequire DatabaseTLSMode = "require"
+	// DatabaseTLSVerifyFull connects with TLS and checks the server's
+	// certificate against a CA and its name against host.
+	DatabaseTLSVerifyFull DatabaseTLSMode = "verify-full"
+)
+
+// PlatformDatabase is the database server of a Platform.
+// +kubebuilder:validation:XValidation:rule="self.engine == oldSelf.engine",message="database.engine cannot change"
+// +kubebuilder:validation:XValidation:rule="self.host == oldSelf.host",message="database.host cannot change"
+type PlatformDatabase struct {
+	// engine of the server: mysql (MySQL or MariaDB) or postgresql.
+	// Cannot change.
+	// +required
+	Engine DatabaseEngine `json:"engine"`
+
+	// host name or IP address of the server, as the operator and the
+	// components reach it. Cannot change.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Host string `json:"host"`
+
+	// port of the server. Defaults to 3306 for mysql and 5432 for
+	// postgresql.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// adminSecretRef names a Secret in the Platform's namespace with the
+	// keys username and password of a server user that may create
+	// databases and users and grant privileges.
+	// +required
+	AdminSecretRef corev1.LocalObjectReference `json:"adminSecretRef"`
+
+	// tls of the connections the operator makes (and that the Secret's url
+	// asks components to make).
+	// +optional
+	TLS DatabaseTLS `json:"tls,omitempty"`
+
+	// dropOnDelete drops each component's database and user when the
+	// Platform is deleted. Off by default: the data outlives the Platform.
+	// +optional
+	DropOnDelete bool `json:"dropOnDelete,omitempty"`
+}
+
+// DatabaseTLS is how connections to the database server use TLS.
+type DatabaseTLS struct {
+	// mode: disable, require (the default: TLS, server certificate not
+	// checked) or verify-full (TLS, certificate checked against caSecretRef
+	// and host).
+	// +kubebuilder:default=require
+	// +optional
+	Mode DatabaseTLSMode `json:"mode,omitempty"`
+
+	// caSecretRef names a Secret in the Platform's namespace whose key
+	// ca.crt holds the PEM certificate authority of the server. Required
+	// for verify-full.
+	// +optional
+	CASecretRef *corev1.LocalObjectReference `json:"caSecretRef,omitempty"`
+}
+
+// ComponentDatabase is a component's own database.
+type ComponentDatabase struct {
+	// enabled gives the component a database. Turning it off later
+	// removes the DB_* variables but keeps the database.
+	// +required
+	Enabled bool `json:"enabled"`
+
+	// name of the database. Defaults to <platform>_<component>, with
+	// every character other than a-z, 0-9 and _ replaced by _. Lower-case
+	// letters, digits and _, starting with a letter or _. Cannot change.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// user the component logs in as. Defaults to the database's name
+	// (shortened to 32 characters with a digest for mysql). Cannot change.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	User string `json:"user,omitempty"`
 }
 
 // ComponentPort is a port a component serves.
@@ -292,6 +410,10 @@ type ComponentStatus struct {
 	// readyReplicas of the workload.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+	// databaseReady says whether the component's database and user exist
+	// with the password of its Secret; unset when it has no database.
+	// +optional
+	DatabaseReady *bool `json:"databaseReady,omitempty"`
 	// message says what the component waits for or what went wrong.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -318,7 +440,8 @@ type PlatformStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Components []ComponentStatus `json:"components,omitempty"`
-	// conditions: Ready, Progressing, Degraded.
+	// conditions: Ready, Progressing, Degraded, and DatabaseReady when
+	// spec.database is set.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

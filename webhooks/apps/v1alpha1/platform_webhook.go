@@ -18,7 +18,10 @@ package v1alpha1
 
 import (
 	"fmt"
+	"net"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/robfig/cron/v3"
@@ -51,6 +54,15 @@ func DefaultPlatform(p *appsv1alpha1.Platform) {
 	if p.Spec.ImagePullPolicy == "" {
 		p.Spec.ImagePullPolicy = corev1.PullIfNotPresent
 	}
+	if d := p.Spec.Database; d != nil {
+		// The engine cannot change, so its port can be written down.
+		if d.Port == 0 {
+			d.Port = appsv1alpha1.DefaultDatabasePort(d.Engine)
+		}
+		if d.TLS.Mode == "" {
+			d.TLS.Mode = appsv1alpha1.DatabaseTLSRequire
+		}
+	}
 	for i := range p.Spec.Components {
 		c := &p.Spec.Components[i]
 		if c.Workload == "" {
@@ -70,6 +82,12 @@ func DefaultPlatform(p *appsv1alpha1.Platform) {
 		}
 		if len(c.Ports) > 0 && c.Service.Type == "" {
 			c.Service.Type = corev1.ServiceTypeClusterIP
+		}
+		if c.HasDatabase() && p.Spec.Database != nil {
+			// Names follow the platform's and component's names and the
+			// engine, none of which can change: written down, they stay.
+			c.Database.Name = appsv1alpha1.DatabaseName(p, c)
+			c.Database.User = appsv1alpha1.DatabaseUser(p, c)
 		}
 		if s := c.Storage; s != nil {
 			if s.MountPath == "" {
@@ -102,6 +120,7 @@ func ValidatePlatform(p *appsv1alpha1.Platform) field.ErrorList {
 	if p.Spec.Version == "" {
 		errs = append(errs, field.Required(spec.Child("version"), "the default tag of every component"))
 	}
+	errs = append(errs, validateDatabase(p)...)
 	comps := spec.Child("components")
 	if len(p.Spec.Components) == 0 {
 		errs = append(errs, field.Required(comps, "at least one component"))
@@ -200,6 +219,121 @@ func validateComponent(c appsv1alpha1.PlatformComponent, cp *field.Path) field.E
 	return errs
 }
 
+// DatabaseEnv are the variables a component with a database gets from its
+// Secret; its own env cannot set them.
+var DatabaseEnv = []string{"DB_HOST", "DB_PORT", "DB_NAME", "DB_USER", "DB_PASSWORD"}
+
+// databaseIdentifier is what kubeforge accepts as a database or user
+// name: nothing that needs quoting on either engine.
+var databaseIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// Names the servers keep for themselves.
+var (
+	reservedDatabases = map[appsv1alpha1.DatabaseEngine][]string{
+		appsv1alpha1.DatabaseMySQL:      {"mysql", "information_schema", "performance_schema", "sys"},
+		appsv1alpha1.DatabasePostgreSQL: {"postgres", "template0", "template1"},
+	}
+	reservedUsers = map[appsv1alpha1.DatabaseEngine][]string{
+		appsv1alpha1.DatabaseMySQL:      {"root", "mysql", "mariadb_sys", "mysql_sys", "public"},
+		appsv1alpha1.DatabasePostgreSQL: {"postgres", "public"},
+	}
+)
+
+func validateDatabase(p *appsv1alpha1.Platform) field.ErrorList {
+	var errs field.ErrorList
+	dp := field.NewPath("spec", "database")
+	if d := p.Spec.Database; d != nil {
+		switch d.Engine {
+		case appsv1alpha1.DatabaseMySQL, appsv1alpha1.DatabasePostgreSQL:
+		default:
+			errs = append(errs, field.NotSupported(dp.Child("engine"), d.Engine, []string{"mysql", "postgresql"}))
+		}
+		if d.Host == "" {
+			errs = append(errs, field.Required(dp.Child("host"), "the server's host name or IP address"))
+		} else if net.ParseIP(d.Host) == nil {
+			for _, msg := range validation.IsDNS1123Subdomain(d.Host) {
+				errs = append(errs, field.Invalid(dp.Child("host"), d.Host, msg))
+			}
+		}
+		if d.Port < 0 || d.Port > 65535 {
+			errs = append(errs, field.Invalid(dp.Child("port"), d.Port, "must be between 1 and 65535"))
+		}
+		if d.AdminSecretRef.Name == "" {
+			errs = append(errs, field.Required(dp.Child("adminSecretRef", "name"), "a Secret with the keys username and password"))
+		} else {
+			for _, msg := range validation.IsDNS1123Subdomain(d.AdminSecretRef.Name) {
+				errs = append(errs, field.Invalid(dp.Child("adminSecretRef", "name"), d.AdminSecretRef.Name, msg))
+			}
+		}
+		tp := dp.Child("tls")
+		switch d.TLS.Mode {
+		case "", appsv1alpha1.DatabaseTLSDisable, appsv1alpha1.DatabaseTLSRequire, appsv1alpha1.DatabaseTLSVerifyFull:
+		default:
+			errs = append(errs, field.NotSupported(tp.Child("mode"), d.TLS.Mode, []string{"disable", "require", "verify-full"}))
+		}
+		switch {
+		case d.TLS.Mode == appsv1alpha1.DatabaseTLSVerifyFull && (d.TLS.CASecretRef == nil || d.TLS.CASecretRef.Name == ""):
+			errs = append(errs, field.Required(tp.Child("caSecretRef"), "verify-full checks the server's certificate against the ca.crt of this Secret"))
+		case d.TLS.Mode != appsv1alpha1.DatabaseTLSVerifyFull && d.TLS.CASecretRef != nil:
+			errs = append(errs, field.Forbidden(tp.Child("caSecretRef"), "only verify-full checks a CA; set mode: verify-full"))
+		case d.TLS.CASecretRef != nil:
+			for _, msg := range validation.IsDNS1123Subdomain(d.TLS.CASecretRef.Name) {
+				errs = append(errs, field.Invalid(tp.Child("caSecretRef", "name"), d.TLS.CASecretRef.Name, msg))
+			}
+		}
+	}
+
+	dbNames, users := map[string]bool{}, map[string]bool{}
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		cp := field.NewPath("spec", "components").Index(i)
+		if !c.HasDatabase() {
+			continue
+		}
+		if p.Spec.Database == nil {
+			errs = append(errs, field.Required(dp, fmt.Sprintf("component %s asks for a database: name the server", c.Name)))
+			continue
+		}
+		engine := p.Spec.Database.Engine
+		name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
+		errs = append(errs, validateDatabaseIdentifier(cp.Child("database", "name"), name, appsv1alpha1.MaxDatabaseIdentifier, reservedDatabases[engine])...)
+		maxUser := appsv1alpha1.MaxDatabaseIdentifier
+		if engine == appsv1alpha1.DatabaseMySQL {
+			maxUser = appsv1alpha1.MaxMySQLUser
+		}
+		errs = append(errs, validateDatabaseIdentifier(cp.Child("database", "user"), user, maxUser, reservedUsers[engine])...)
+		if engine == appsv1alpha1.DatabasePostgreSQL && strings.HasPrefix(user, "pg_") {
+			errs = append(errs, field.Invalid(cp.Child("database", "user"), user, "PostgreSQL reserves names starting with pg_"))
+		}
+		if dbNames[name] {
+			errs = append(errs, field.Duplicate(cp.Child("database", "name"), name))
+		}
+		if users[user] {
+			errs = append(errs, field.Duplicate(cp.Child("database", "user"), user))
+		}
+		dbNames[name], users[user] = true, true
+		for j, e := range c.Env {
+			if slices.Contains(DatabaseEnv, e.Name) {
+				errs = append(errs, field.Forbidden(cp.Child("env").Index(j).Child("name"), fmt.Sprintf("%s comes from the component's database Secret", e.Name)))
+			}
+		}
+	}
+	return errs
+}
+
+func validateDatabaseIdentifier(fp *field.Path, name string, maxLen int, reserved []string) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case len(name) > maxLen:
+		errs = append(errs, field.TooLong(fp, name, maxLen))
+	case !databaseIdentifier.MatchString(name):
+		errs = append(errs, field.Invalid(fp, name, "lower-case letters, digits and _, starting with a letter or _"))
+	case slices.Contains(reserved, name):
+		errs = append(errs, field.Invalid(fp, name, "the server keeps this name for itself"))
+	}
+	return errs
+}
+
 // FindCycle returns the names along one dependsOn cycle, first name
 // repeated at the end, or nil when there is none. Unknown names are ignored.
 func FindCycle(comps []appsv1alpha1.PlatformComponent) []string {
@@ -254,6 +388,15 @@ func FindCycle(comps []appsv1alpha1.PlatformComponent) []string {
 // class and mount path and never shrinks.
 func ValidatePlatformUpdate(oldP, newP *appsv1alpha1.Platform) field.ErrorList {
 	errs := ValidatePlatform(newP)
+	if o, n := oldP.Spec.Database, newP.Spec.Database; o != nil && n != nil {
+		dp := field.NewPath("spec", "database")
+		if o.Engine != n.Engine {
+			errs = append(errs, field.Forbidden(dp.Child("engine"), fmt.Sprintf("cannot change (it is %s): the databases live on that server", o.Engine)))
+		}
+		if o.Host != n.Host {
+			errs = append(errs, field.Forbidden(dp.Child("host"), fmt.Sprintf("cannot change (it is %s): the databases live on that server", o.Host)))
+		}
+	}
 	old := map[string]appsv1alpha1.PlatformComponent{}
 	for _, c := range oldP.Spec.Components {
 		old[c.Name] = c
@@ -264,6 +407,14 @@ func ValidatePlatformUpdate(oldP, newP *appsv1alpha1.Platform) field.ErrorList {
 			continue
 		}
 		cp := field.NewPath("spec", "components").Index(i)
+		if o.HasDatabase() && c.HasDatabase() && oldP.Spec.Database != nil && newP.Spec.Database != nil {
+			if was, is := appsv1alpha1.DatabaseName(oldP, &o), appsv1alpha1.DatabaseName(newP, &c); was != is {
+				errs = append(errs, field.Forbidden(cp.Child("database", "name"), fmt.Sprintf("cannot change (it is %s)", was)))
+			}
+			if was, is := appsv1alpha1.DatabaseUser(oldP, &o), appsv1alpha1.DatabaseUser(newP, &c); was != is {
+				errs = append(errs, field.Forbidden(cp.Child("database", "user"), fmt.Sprintf("cannot change (it is %s)", was)))
+			}
+		}
 		if workload(o) != workload(c) {
 			errs = append(errs, field.Forbidden(cp.Child("workload"),
 				fmt.Sprintf("cannot change from %s to %s; add a component with a new name instead", workload(o), workload(c))))

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -183,6 +184,7 @@ func TestValidatePlatformUpdate(t *testing.T) {
 func FuzzValidatePlatform(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"imageRepository":"r","version":"1","components":[{"name":"a","dependsOn":["b"]},{"name":"b","dependsOn":["a"]}]}}`))
 	f.Add([]byte(`{"spec":{"components":[{"name":"c","workload":"CronJob","schedule":"* * *","replicas":2,"storage":{"size":"0"}}]}}`))
+	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"imageRepository":"r","version":"1","database":{"engine":"mysql","host":"h","adminSecretRef":{"name":"s"}},"components":[{"name":"a","database":{"enabled":true,"name":"x` + "`" + `;--","user":"u'"}}]}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		p := &appsv1alpha1.Platform{}
 		if err := json.Unmarshal(raw, p); err != nil {
@@ -193,5 +195,190 @@ func FuzzValidatePlatform(f *testing.F) {
 		if len(a) != len(b) {
 			t.Fatalf("an unchanged update must give the create errors: %v vs %v", a, b)
 		}
+		if len(a) > 0 {
+			return
+		}
+		// What validation accepts reaches SQL without needing its quotes.
+		for i := range p.Spec.Components {
+			c := &p.Spec.Components[i]
+			if !c.HasDatabase() {
+				continue
+			}
+			for _, n := range []string{appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)} {
+				if strings.Trim(n, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" || len(n) > 63 {
+					t.Fatalf("accepted the database identifier %q", n)
+				}
+			}
+		}
 	})
+}
+
+// withDatabase gives the platform a PostgreSQL server and api a database.
+func withDatabase(p *appsv1alpha1.Platform) {
+	p.Spec.Database = &appsv1alpha1.PlatformDatabase{Engine: appsv1alpha1.DatabasePostgreSQL, Host: "db.example.com",
+		AdminSecretRef: corev1.LocalObjectReference{Name: "db-admin"}}
+	p.Spec.Components[1].Database = &appsv1alpha1.ComponentDatabase{Enabled: true}
+}
+
+func TestDefaultPlatformDatabase(t *testing.T) {
+	p := platform(withDatabase)
+	p.Name = "acme-prod"
+	p.Spec.Components = append(p.Spec.Components, appsv1alpha1.PlatformComponent{Name: "billing", Database: &appsv1alpha1.ComponentDatabase{Enabled: true, Name: "ledger"}})
+	DefaultPlatform(p)
+	d := p.Spec.Database
+	if d.Port != 5432 || d.TLS.Mode != appsv1alpha1.DatabaseTLSRequire {
+		t.Errorf("port %d, tls %q", d.Port, d.TLS.Mode)
+	}
+	if got := p.Spec.Components[1].Database; got.Name != "acme_prod_api" || got.User != "acme_prod_api" {
+		t.Errorf("api database %+v", got)
+	}
+	if got := p.Spec.Components[4].Database; got.Name != "ledger" || got.User != "ledger" {
+		t.Errorf("billing database %+v: the user follows a given name", got)
+	}
+
+	my := platform(withDatabase)
+	my.Name = strings.Repeat("long-platform", 3)
+	my.Spec.Database.Engine = appsv1alpha1.DatabaseMySQL
+	DefaultPlatform(my)
+	if my.Spec.Database.Port != 3306 {
+		t.Errorf("mysql port %d", my.Spec.Database.Port)
+	}
+	db := my.Spec.Components[1].Database
+	if db.Name != "long_platformlong_platformlong_platform_api" || len(db.User) != 32 || !strings.HasPrefix(db.User, "long_platformlong_platf_") {
+		t.Errorf("mysql names %+v: the user must fit in 32 characters", db)
+	}
+	if errs := ValidatePlatform(my); len(errs) > 0 {
+		t.Errorf("defaulted names must be valid: %v", errs)
+	}
+}
+
+func TestValidatePlatformDatabase(t *testing.T) {
+	type P = appsv1alpha1.Platform
+	cases := map[string]struct {
+		mutate func(*P)
+		want   []string
+	}{
+		"accept a database": {mutate: withDatabase},
+		"reject a database component without a server": {
+			mutate: func(p *P) { withDatabase(p); p.Spec.Database = nil },
+			want:   []string{"spec.database"},
+		},
+		"reject a server without an admin Secret": {
+			mutate: func(p *P) { withDatabase(p); p.Spec.Database.AdminSecretRef.Name = "" },
+			want:   []string{"spec.database.adminSecretRef.name"},
+		},
+		"reject an unknown engine and a host that is no name": {
+			mutate: func(p *P) { withDatabase(p); p.Spec.Database.Engine = "oracle"; p.Spec.Database.Host = "db host" },
+			want:   []string{"spec.database.engine", "spec.database.host"},
+		},
+		"accept an IP address as host": {
+			mutate: func(p *P) { withDatabase(p); p.Spec.Database.Host = "fd00::10" },
+		},
+		"reject verify-full without a CA, and a CA without verify-full": {
+			mutate: func(p *P) {
+				withDatabase(p)
+				p.Spec.Database.TLS.Mode = appsv1alpha1.DatabaseTLSVerifyFull
+				p.Spec.Components[1].Env = []corev1.EnvVar{{Name: "DB_PASSWORD", Value: "x"}}
+			},
+			want: []string{"spec.database.tls.caSecretRef", "spec.components[1].env[0].name"},
+		},
+		"reject a CA without verify-full": {
+			mutate: func(p *P) {
+				withDatabase(p)
+				p.Spec.Database.TLS.CASecretRef = &corev1.LocalObjectReference{Name: "ca"}
+			},
+			want: []string{"spec.database.tls.caSecretRef"},
+		},
+		"reject reserved, too long and duplicate names": {
+			mutate: func(p *P) {
+				withDatabase(p)
+				p.Spec.Components[1].Database.Name = "template1"
+				p.Spec.Components[1].Database.User = "pg_monitor"
+				p.Spec.Components[0].Database = &appsv1alpha1.ComponentDatabase{Enabled: true, Name: strings.Repeat("d", 64), User: "pg_monitor"}
+			},
+			want: []string{"spec.components[0].database.name", "spec.components[0].database.user",
+				"spec.components[1].database.name", "spec.components[1].database.user", "spec.components[1].database.user"},
+		},
+		"a disabled database asks for nothing": {
+			mutate: func(p *P) { p.Spec.Components[1].Database = &appsv1alpha1.ComponentDatabase{Name: "Not Valid"} },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := platform(tc.mutate)
+			var got []string
+			for _, e := range ValidatePlatform(p) {
+				got = append(got, e.Field)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidatePlatform(p))
+			}
+		})
+	}
+}
+
+// Hostile names never pass: whatever validation accepts as a database or
+// user name needs no quoting on either engine.
+func TestValidatePlatformRejectsHostileDatabaseNames(t *testing.T) {
+	for _, name := range []string{"x`; DROP DATABASE y; --", `x"`, "x'", `x\`, "ünï", "a b", "a;b", "A", "1abc", "", "a-b", "a.b", "a%b", "a\x00"} {
+		for _, field := range []string{"name", "user"} {
+			p := platform(withDatabase)
+			db := p.Spec.Components[1].Database
+			if field == "name" {
+				db.Name = name
+			} else {
+				db.User = name
+			}
+			if name == "" {
+				continue // empty is the default, not a name
+			}
+			if errs := ValidatePlatform(p); len(errs) == 0 {
+				t.Errorf("database %s %q was accepted", field, name)
+			}
+		}
+	}
+}
+
+func TestValidatePlatformDatabaseUpdate(t *testing.T) {
+	old := platform(withDatabase)
+	DefaultPlatform(old)
+	cases := map[string]struct {
+		mutate func(*appsv1alpha1.Platform)
+		want   []string
+	}{
+		"dropOnDelete and TLS may change": {mutate: func(p *appsv1alpha1.Platform) {
+			p.Spec.Database.DropOnDelete = true
+			p.Spec.Database.TLS.Mode = appsv1alpha1.DatabaseTLSDisable
+		}},
+		"engine and host cannot change": {
+			mutate: func(p *appsv1alpha1.Platform) {
+				p.Spec.Database.Engine = appsv1alpha1.DatabaseMySQL
+				p.Spec.Database.Host = "other.example.com"
+			},
+			want: []string{"spec.database.engine", "spec.database.host"},
+		},
+		"a component's database name and user cannot change": {
+			mutate: func(p *appsv1alpha1.Platform) {
+				p.Spec.Components[1].Database.Name = "other"
+				p.Spec.Components[1].Database.User = "other"
+			},
+			want: []string{"spec.components[1].database.name", "spec.components[1].database.user"},
+		},
+		"a database may be turned off, keeping its names": {
+			mutate: func(p *appsv1alpha1.Platform) { p.Spec.Components[1].Database.Enabled = false },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := old.DeepCopy()
+			tc.mutate(p)
+			var got []string
+			for _, e := range ValidatePlatformUpdate(old, p) {
+				got = append(got, e.Field)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("fields = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
