@@ -124,7 +124,7 @@ func kinds(clusterDomain string, certManager bool) []kind {
 		{
 			name: "Platform",
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&platform.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr)
+				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
 		},

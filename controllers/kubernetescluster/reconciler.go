@@ -99,10 +99,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil // a failed reset holds the cluster until it is retried or resetOnDelete is false
 		}
 		logf.FromContext(ctx).Info("Removing the reset finalizer")
-		patch := client.MergeFrom(kc.DeepCopy())
-		controllerutil.RemoveFinalizer(kc, clusterv1alpha1.ResetFinalizer)
-		if err := r.Client.Patch(ctx, kc, patch); client.IgnoreNotFound(err) != nil {
-			return ctrl.Result{}, fmt.Errorf("removing the reset finalizer: %w", err)
+		if err := engine.SyncFinalizer(ctx, r.Client, kc, clusterv1alpha1.ResetFinalizer, false); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 	return ctrl.Result{}, nil
@@ -114,19 +112,7 @@ func (r *Reconciler) syncFinalizer(ctx context.Context, kc *clusterv1alpha1.Kube
 		return nil
 	}
 	want := kc.Spec.ResetOnDelete == nil || *kc.Spec.ResetOnDelete
-	if want == controllerutil.ContainsFinalizer(kc, clusterv1alpha1.ResetFinalizer) {
-		return nil
-	}
-	patch := client.MergeFrom(kc.DeepCopy())
-	if want {
-		controllerutil.AddFinalizer(kc, clusterv1alpha1.ResetFinalizer)
-	} else {
-		controllerutil.RemoveFinalizer(kc, clusterv1alpha1.ResetFinalizer)
-	}
-	if err := r.Client.Patch(ctx, kc, patch); err != nil {
-		return fmt.Errorf("updating the reset finalizer: %w", err)
-	}
-	return nil
+	return engine.SyncFinalizer(ctx, r.Client, kc, clusterv1alpha1.ResetFinalizer, want)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) (next *Next, blocked, invalid, err error) {

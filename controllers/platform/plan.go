@@ -38,6 +38,9 @@ type Live struct {
 	Failed                  bool
 	Message                 string
 	Replicas, ReadyReplicas int32
+	// DatabaseVersion is the database Secret version its pod template
+	// carries: what its pods' DB_* variables were provisioned from.
+	DatabaseVersion string
 }
 
 // Step is what the reconciler does with one component.
@@ -111,10 +114,13 @@ func Order(comps []appsv1alpha1.PlatformComponent) ([]int, error) {
 //     everything it depends on runs its target image and is Ready; until
 //     then it keeps the image it runs (and gets every other change);
 //   - a disabled component is not applied (its objects are pruned); it
-//     does not hold back the components that depend on it.
+//     does not hold back the components that depend on it;
+//   - a component named in blocked (with the reason) is not created; one
+//     that exists goes on running. Its database not being ready is the
+//     case.
 //
 // Steps come back in spec order.
-func Plan(p *appsv1alpha1.Platform, live map[string]Live) ([]Step, error) {
+func Plan(p *appsv1alpha1.Platform, live map[string]Live, blocked map[string]string) ([]Step, error) {
 	comps := p.Spec.Components
 	order, err := Order(comps)
 	if err != nil {
@@ -147,6 +153,8 @@ func Plan(p *appsv1alpha1.Platform, live map[string]Live) ([]Step, error) {
 		switch {
 		case c.Disable:
 			st.Image, st.Phase, st.Message = "", appsv1alpha1.ComponentDisabled, "Disabled"
+		case !l.Exists && blocked[c.Name] != "":
+			st.Phase, st.Message = appsv1alpha1.ComponentWaiting, blocked[c.Name]
 		case !l.Exists && len(waitingFor) > 0:
 			st.Phase = appsv1alpha1.ComponentWaiting
 			st.Message = "Waiting for " + strings.Join(waitingFor, ", ") + " to be Ready"

@@ -109,6 +109,7 @@ func TestPlan(t *testing.T) {
 		p       *appsv1alpha1.Platform
 		disable string
 		live    map[string]Live
+		blocked map[string]string
 		want    map[string]want
 	}{
 		{
@@ -166,6 +167,20 @@ func TestPlan(t *testing.T) {
 			want:    map[string]want{"cache": W(false, "", disabled), "api": W(true, img("api", "1"), deploying)},
 		},
 		{
+			name:    "a component whose database is not ready is not created, and its dependents wait",
+			p:       platform("1", "db", "api:db", "web:api"),
+			live:    map[string]Live{"db": ready("db", "1")},
+			blocked: map[string]string{"api": "Waiting for its database: ServerUnreachable"},
+			want:    map[string]want{"db": W(true, img("db", "1"), isReady), "api": W(false, img("api", "1"), waiting), "web": W(false, img("web", "1"), waiting)},
+		},
+		{
+			name:    "a running component whose database becomes unreachable goes on running",
+			p:       platform("1", "api"),
+			live:    map[string]Live{"api": ready("api", "1")},
+			blocked: map[string]string{"api": "Waiting for its database: ServerUnreachable"},
+			want:    map[string]want{"api": W(true, img("api", "1"), isReady)},
+		},
+		{
 			name: "a failed workload is reported Failed and still applied",
 			p:    platform("1", "db"),
 			live: map[string]Live{"db": {Exists: true, Image: img("db", "1"), Failed: true, Message: "ProgressDeadlineExceeded"}},
@@ -179,7 +194,7 @@ func TestPlan(t *testing.T) {
 					tc.p.Spec.Components[i].Disable = true
 				}
 			}
-			steps, err := Plan(tc.p, tc.live)
+			steps, err := Plan(tc.p, tc.live, tc.blocked)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +212,7 @@ func TestPlan(t *testing.T) {
 }
 
 func TestPlanRefusesACycle(t *testing.T) {
-	if _, err := Plan(platform("1", "a:b", "b:a"), nil); err == nil {
+	if _, err := Plan(platform("1", "a:b", "b:a"), nil, nil); err == nil {
 		t.Fatal("a cycle must be an error, not a plan")
 	}
 }

@@ -20,8 +20,11 @@ limitations under the License.
 package platform
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -29,11 +32,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/platform/database"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
@@ -43,7 +51,14 @@ import (
 // Reconciler reconciles Platforms.
 type Reconciler struct {
 	Client client.Client
-	Engine *engine.Engine
+	// APIReader reads what the cache does not hold: the user's admin and
+	// CA Secrets of the database server.
+	APIReader client.Reader
+	Engine    *engine.Engine
+	// Connect logs in to a database server; database.Connect when nil.
+	Connect func(context.Context, database.Server) (database.Admin, error)
+
+	memo provisionMemo
 }
 
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms,verbs=get;list;watch
@@ -51,13 +66,14 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=services;configmaps;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps;persistentvolumeclaims;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // ownedLists are the kinds a Platform owns, for pruning.
 var ownedLists = []client.ObjectList{
 	&appsv1.DeploymentList{}, &appsv1.StatefulSetList{}, &appsv1.DaemonSetList{}, &batchv1.CronJobList{},
-	&corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.PersistentVolumeClaimList{},
+	&corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.PersistentVolumeClaimList{}, &corev1.SecretList{},
 }
 
 // Reconcile brings one Platform's components to its spec, in dependency
@@ -68,8 +84,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !p.DeletionTimestamp.IsZero() {
-		// Everything is owned (but retained volumes): the garbage collector removes it.
-		return ctrl.Result{}, nil
+		// Everything is owned (but retained volumes): the garbage
+		// collector removes it. Databases are dropped only when asked.
+		return ctrl.Result{}, r.finalize(ctx, p)
+	}
+	drop := p.Spec.Database != nil && p.Spec.Database.DropOnDelete
+	if err := engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, drop); err != nil {
+		return ctrl.Result{}, err
 	}
 	before := p.DeepCopy()
 	o, reconcileErr := r.reconcile(ctx, p)
@@ -77,7 +98,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if _, err := engine.PatchStatus(ctx, r.Client, before, p); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reporting Platform status: %w", err)
 	}
+	if reconcileErr == nil && o.db.configured {
+		// Check the databases on the server again now and then.
+		return ctrl.Result{RequeueAfter: DatabaseRecheck}, nil
+	}
 	return ctrl.Result{}, reconcileErr
+}
+
+// finalize drops the components' databases and users of a Platform with
+// dropOnDelete, then lets it go. While the server cannot do it, the
+// finalizer stays and DatabaseReady says why; setting dropOnDelete to
+// false lets the Platform go without dropping anything.
+func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform) error {
+	if !controllerutil.ContainsFinalizer(p, appsv1alpha1.DatabaseFinalizer) {
+		return nil
+	}
+	spec := p.DeepCopy()
+	webhooks.DefaultPlatform(spec)
+	if d := spec.Spec.Database; d != nil && d.DropOnDelete {
+		if err := r.dropDatabases(ctx, spec); err != nil {
+			before := p.DeepCopy()
+			conditions.Set(&p.Status.Conditions, p.Generation, appsv1alpha1.DatabaseConditionType, false, dbReason(err),
+				"Cannot drop the databases, so the Platform stays until the server answers or spec.database.dropOnDelete is false: "+err.Error())
+			r.Engine.Warn(p, ReasonDropFailed, "DropDatabases", "%s", err.Error())
+			if _, perr := engine.PatchStatus(ctx, r.Client, before, p); perr != nil {
+				return errors.Join(err, perr)
+			}
+			return fmt.Errorf("dropping the databases of the Platform: %w", err)
+		}
+		r.Engine.Event(p, ReasonDatabasesDropped, "DropDatabases", "Dropped the components' databases and users on %s", DatabaseServer(spec).Addr())
+	}
+	return engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, false)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (observed, error) {
@@ -101,14 +152,34 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (o
 		}
 		o.live[c.Name] = LiveOf(obj)
 	}
-	steps, err := Plan(spec, o.live)
+
+	// A server that fails does not stop the other components: its error
+	// is returned (for a retry with backoff) after everything else is applied.
+	var dbErr error
+	o.db, dbErr = r.databases(ctx, p, spec)
+	if dbErr != nil {
+		o.db.ready = false
+		o.db.reason = cmp.Or(o.db.reason, database.ReasonProvisioningFailed)
+		o.db.message = cmp.Or(o.db.message, dbErr.Error())
+		log.Info("Database server not ready; the components without a database go on", "reason", o.db.reason, "error", dbErr.Error())
+		r.Engine.Warn(p, o.db.reason, "ProvisionDatabases", "%s", dbErr.Error())
+	}
+	blocked := map[string]string{}
+	for i := range spec.Spec.Components {
+		c := &spec.Spec.Components[i]
+		if st, ok := o.db.components[c.Name]; c.HasDatabase() && (!ok || !st.ready || st.version == "") {
+			blocked[c.Name] = "Waiting for its database: " + cmp.Or(st.message, "writing its credentials")
+		}
+	}
+
+	steps, err := Plan(spec, o.live, blocked)
 	if err != nil {
 		o.invalid = err
 		return o, nil
 	}
 	o.steps = steps
 
-	var desired []client.Object
+	desired := append([]client.Object{}, o.db.secrets...)
 	for i, s := range steps {
 		if !s.Deploy {
 			continue
@@ -118,14 +189,22 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (o
 			log.Info("Moving component to a new image", "component", c.Name, "image", s.Image)
 			r.Engine.Event(p, "ComponentUpgrading", "Upgrade", "Moving %s from %s to %s", c.Name, o.live[c.Name].Image, s.Image)
 		}
-		desired = append(desired, ComponentObjects(spec, c, s.Image)...)
+		// The pods get the credentials the server holds; until it holds new
+		// ones (a rotation) they keep the version they run with.
+		version := o.live[c.Name].DatabaseVersion
+		if st := o.db.components[c.Name]; c.HasDatabase() && st.ready && st.version != "" {
+			version = st.version
+		} else if !c.HasDatabase() {
+			version = ""
+		}
+		desired = append(desired, ComponentObjects(spec, c, s.Image, version)...)
 	}
 	if _, err := r.Engine.Apply(ctx, p, desired, ownedLists...); err != nil {
 		o.apply = err
 		r.Engine.Warn(p, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
-		return o, fmt.Errorf("applying Platform objects: %w", err)
+		return o, errors.Join(fmt.Errorf("applying Platform objects: %w", err), dbErr)
 	}
-	return o, nil
+	return o, dbErr
 }
 
 // workload reads a component's workload from the cache; nil when it does
@@ -169,5 +248,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&corev1.Secret{}).
+		WithOptions(controller.Options{
+			// A database server that is down is retried with backoff, at
+			// least once a minute, so it is found again soon after it is back.
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, time.Minute),
+		}).
 		Complete(r)
 }

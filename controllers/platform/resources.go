@@ -19,7 +19,9 @@ package platform
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -30,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/platform/database"
 	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
@@ -95,8 +98,10 @@ func replicasOf(c *appsv1alpha1.PlatformComponent) int32 {
 
 // ComponentObjects are the objects of one enabled component running image:
 // its ConfigMap, volume claim (Deployment with storage), Service (when it
-// has ports) and workload.
-func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image string) []client.Object {
+// has ports) and workload. dbVersion is the resourceVersion of the
+// component's database Secret that the server holds; empty, the
+// component gets no DB_* variables (yet).
+func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image, dbVersion string) []client.Object {
 	var objs []client.Object
 	if len(c.Config) > 0 {
 		objs = append(objs, ConfigMap(p, c))
@@ -107,14 +112,15 @@ func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponen
 	if len(c.Ports) > 0 && workloadOf(c) != appsv1alpha1.WorkloadCronJob {
 		objs = append(objs, Service(p, c))
 	}
-	return append(objs, Workload(p, c, image))
+	return append(objs, Workload(p, c, image, dbVersion))
 }
 
-// Workload builds the component's Deployment, StatefulSet, DaemonSet or CronJob.
-func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image string) client.Object {
+// Workload builds the component's Deployment, StatefulSet, DaemonSet or
+// CronJob; dbVersion as for ComponentObjects.
+func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image, dbVersion string) client.Object {
 	meta := objectMeta(p, c, ObjectName(p, c))
 	selector := &metav1.LabelSelector{MatchLabels: SelectorLabels(p, c)}
-	tmpl := podTemplate(p, c, image)
+	tmpl := podTemplate(p, c, image, dbVersion)
 	replicas := replicasOf(c)
 	switch workloadOf(c) {
 	case appsv1alpha1.WorkloadStatefulSet:
@@ -180,7 +186,7 @@ func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image
 	}
 }
 
-func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image string) corev1.PodTemplateSpec {
+func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image, dbVersion string) corev1.PodTemplateSpec {
 	labels := engine.CommonLabels(p, c.Name)
 	for k, v := range SelectorLabels(p, c) {
 		labels[k] = v
@@ -195,7 +201,7 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		ImagePullPolicy: pullPolicy,
 		Command:         c.Command,
 		Args:            c.Args,
-		Env:             c.Env,
+		Env:             slices.Clone(c.Env),
 	}
 	for _, pt := range c.Ports {
 		proto := pt.Protocol
@@ -213,13 +219,26 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		Affinity:         c.Affinity,
 		ImagePullSecrets: p.Spec.ImagePullSecrets,
 	}
-	var annotations map[string]string
+	annotations := map[string]string{}
+	if dbVersion != "" {
+		// From the Secret, never as literal values; a new Secret version
+		// (a rotated password) rolls the pods.
+		secret := DatabaseSecretName(p, c)
+		for _, v := range []struct{ env, key string }{
+			{"DB_HOST", "host"}, {"DB_PORT", "port"}, {"DB_NAME", "database"}, {"DB_USER", "username"}, {"DB_PASSWORD", "password"},
+		} {
+			container.Env = append(container.Env, corev1.EnvVar{Name: v.env, ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: v.key},
+			}})
+		}
+		annotations[appsv1alpha1.DatabaseSecretVersionAnnotation] = dbVersion
+	}
 	if len(c.Config) > 0 {
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/" + c.Name, ReadOnly: true})
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(p, c)}},
 		}})
-		annotations = map[string]string{appsv1alpha1.PlatformConfigHashAnnotation: ConfigHash(c.Config)}
+		annotations[appsv1alpha1.PlatformConfigHashAnnotation] = ConfigHash(c.Config)
 	}
 	if s := c.Storage; s != nil {
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: mountPath(c)})
@@ -230,6 +249,9 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		}
 	}
 	spec.Containers = []corev1.Container{container}
+	if len(annotations) == 0 {
+		annotations = nil
+	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: spec}
 }
 
@@ -307,4 +329,44 @@ func Service(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: pt.Name, Protocol: proto, Port: pt.Port, TargetPort: intstr.FromInt32(pt.Port)})
 	}
 	return svc
+}
+
+// DatabaseSecretName is the name of a component's database Secret.
+func DatabaseSecretName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
+	return ObjectName(p, c) + "-db"
+}
+
+// DatabaseServer is how components reach the Platform's database server
+// (the admin's credentials are not part of it).
+func DatabaseServer(p *appsv1alpha1.Platform) database.Server {
+	d := p.Spec.Database
+	port := d.Port
+	if port == 0 {
+		port = appsv1alpha1.DefaultDatabasePort(d.Engine)
+	}
+	mode := string(d.TLS.Mode)
+	if mode == "" {
+		mode = database.TLSRequire
+	}
+	return database.Server{Engine: string(d.Engine), Host: d.Host, Port: port, TLSMode: mode}
+}
+
+// DatabaseSecret holds a component's database credentials: host, port,
+// database, username, password and url.
+func DatabaseSecret(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, password string) *corev1.Secret {
+	server := DatabaseServer(p)
+	name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: objectMeta(p, c, DatabaseSecretName(p, c)),
+		Type:       corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			"host":     []byte(server.Host),
+			"port":     []byte(strconv.Itoa(int(server.Port))),
+			"database": []byte(name),
+			"username": []byte(user),
+			"password": []byte(password),
+			"url":      []byte(database.URL(server, name, user, password)),
+		},
+	}
 }

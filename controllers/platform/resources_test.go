@@ -60,7 +60,7 @@ func TestComponentObjectsMatchGoldenFiles(t *testing.T) {
 	for i := range p.Spec.Components {
 		c := &p.Spec.Components[i]
 		t.Run(string(c.Workload)+"-"+c.Name, func(t *testing.T) {
-			raw, err := yaml.Marshal(ComponentObjects(p, c, EffectiveImage(p, c)))
+			raw, err := yaml.Marshal(ComponentObjects(p, c, EffectiveImage(p, c), ""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,17 +88,17 @@ func TestBuildersFollowStoragePolicyAndConfig(t *testing.T) {
 	if pvc.Annotations[engine.AnnotationRetain] != "true" {
 		t.Error("a Retain volume must outlive its owner")
 	}
-	dep := Workload(p, api, "x").(*appsv1.Deployment)
+	dep := Workload(p, api, "x", "").(*appsv1.Deployment)
 	if dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Error("a Deployment with a ReadWriteOnce volume must be recreated, not rolled")
 	}
 	before := dep.Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
 	api.Config["api.yaml"] = "listen: :9090\n"
-	after := Workload(p, api, "x").(*appsv1.Deployment).Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
+	after := Workload(p, api, "x", "").(*appsv1.Deployment).Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
 	if before == "" || before == after {
 		t.Errorf("a config change must change the pod template's hash: %q → %q", before, after)
 	}
-	sts := Workload(p, &p.Spec.Components[0], "x").(*appsv1.StatefulSet)
+	sts := Workload(p, &p.Spec.Components[0], "x", "").(*appsv1.StatefulSet)
 	if sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 		t.Error("a StatefulSet with reclaimPolicy Delete must delete its claims with it")
 	}

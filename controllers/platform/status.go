@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -43,6 +44,18 @@ func LiveOf(obj client.Object) Live {
 		return Live{}
 	}
 	l := Live{Exists: true}
+	var template corev1.PodTemplateSpec
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		template = w.Spec.Template
+	case *appsv1.StatefulSet:
+		template = w.Spec.Template
+	case *appsv1.DaemonSet:
+		template = w.Spec.Template
+	case *batchv1.CronJob:
+		template = w.Spec.JobTemplate.Spec.Template
+	}
+	l.DatabaseVersion = template.Annotations[appsv1alpha1.DatabaseSecretVersionAnnotation]
 	switch w := obj.(type) {
 	case *appsv1.Deployment:
 		l.Image = firstImage(w.Spec.Template.Spec)
@@ -107,6 +120,7 @@ type observed struct {
 	steps   []Step
 	invalid error
 	apply   error
+	db      dbObserved
 }
 
 // computeStatus sets p.Status from the plan and the observed workloads.
@@ -130,6 +144,10 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 		l := o.live[c.Name]
 		cs := appsv1alpha1.ComponentStatus{Name: s.Name, Phase: s.Phase, Image: s.Image, Message: s.Message,
 			Replicas: l.Replicas, ReadyReplicas: l.ReadyReplicas}
+		if db, ok := o.db.components[c.Name]; ok {
+			ready := db.ready
+			cs.DatabaseReady = &ready
+		}
 		st.Components = append(st.Components, cs)
 		if s.Phase == appsv1alpha1.ComponentDisabled {
 			continue
@@ -152,34 +170,50 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 		st.Version = p.Spec.Version
 	}
 
+	if o.db.configured {
+		msg := o.db.message
+		if !o.db.ready {
+			msg = "The database server fails; components with a database are not started until it works, the others go on: " + msg
+		}
+		set(appsv1alpha1.DatabaseConditionType, o.db.ready, o.db.reason, msg)
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, appsv1alpha1.DatabaseConditionType)
+	}
+
+	degraded := true
 	switch {
 	case o.apply != nil:
 		st.Phase = appsv1alpha1.PlatformDegraded
 		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonApplyFailed, o.apply)
 		return
+	case o.db.configured && !o.db.ready:
+		set(conditions.Degraded, true, o.db.reason, o.db.message)
 	case len(failed) > 0:
-		st.Phase = appsv1alpha1.PlatformDegraded
 		set(conditions.Degraded, true, ReasonComponentFailed, fmt.Sprint(failed))
 	default:
+		degraded = false
 		set(conditions.Degraded, false, conditions.ReasonAsExpected, "")
+	}
+	// phase is the Platform's phase unless it is degraded.
+	phase := func(ph appsv1alpha1.PlatformPhase) {
+		st.Phase = ph
+		if degraded {
+			st.Phase = appsv1alpha1.PlatformDegraded
+		}
 	}
 	switch {
 	case ready == enabled:
-		st.Phase = appsv1alpha1.PlatformRunning
+		phase(appsv1alpha1.PlatformRunning)
 		msg := fmt.Sprintf("%d of %d components Ready on version %s", ready, enabled, p.Spec.Version)
 		set(conditions.Ready, true, ReasonAllReady, msg)
 		set(conditions.Progressing, false, ReasonAllReady, msg)
 	case upgrading:
-		if len(failed) == 0 {
-			st.Phase = appsv1alpha1.PlatformUpgrading
-		}
+		phase(appsv1alpha1.PlatformUpgrading)
 		msg := fmt.Sprintf("Rolling version %s through the components; %d of %d Ready, in progress: %v", p.Spec.Version, ready, enabled, moving)
 		set(conditions.Ready, false, ReasonUpgrading, msg)
 		set(conditions.Progressing, true, ReasonUpgrading, msg)
 	default:
-		if len(failed) == 0 {
-			st.Phase = appsv1alpha1.PlatformDeploying
-		}
+		phase(appsv1alpha1.PlatformDeploying)
 		msg := fmt.Sprintf("%d of %d components Ready; in progress: %v", ready, enabled, moving)
 		set(conditions.Ready, false, ReasonDeploying, msg)
 		set(conditions.Progressing, true, ReasonDeploying, msg)

@@ -30,19 +30,22 @@ import (
 
 	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/testdb"
 	"github.com/kubeforge/kubeforge/internal/testenv"
 )
 
 // The controller runs in a manager against a real kube-apiserver and etcd
 // (envtest). There is no kube-controller-manager: workloads get no pods
 // and no status unless a spec sets them by hand, as it does to make a
-// component Ready.
+// component Ready. The database specs run against real MariaDB and
+// PostgreSQL servers on loopback (internal/testdb).
 
 var (
 	env        *testenv.Env
 	k8sClient  client.Client
 	counting   *testenv.CountingClient
 	reconciler *platform.Reconciler
+	dbServers  = map[string]*testdb.Server{}
 	ctx        context.Context
 	cancel     context.CancelFunc
 )
@@ -58,11 +61,16 @@ var _ = BeforeSuite(func() {
 	env, err = testenv.Start(testenv.Options{CRDs: true})
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient = env.Client
+	for _, engine := range []string{testdb.MariaDB, testdb.PostgreSQL} {
+		s, err := testdb.Start(engine)
+		Expect(err).NotTo(HaveOccurred())
+		dbServers[engine] = s
+	}
 	ctx, cancel = context.WithCancel(context.Background())
 
-	counting, err = env.StartController(ctx, []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}},
+	counting, err = env.StartController(ctx, []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}, &corev1.Secret{}},
 		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
-			reconciler = &platform.Reconciler{Client: c, Engine: eng}
+			reconciler = &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
 			return reconciler.SetupWithManager(mgr)
 		})
 	Expect(err).NotTo(HaveOccurred())
@@ -71,6 +79,9 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	if cancel != nil {
 		cancel()
+	}
+	for _, s := range dbServers {
+		Expect(s.Close()).To(Succeed())
 	}
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())

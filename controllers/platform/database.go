@@ -1,0 +1,368 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package platform
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/platform/database"
+)
+
+// Reasons of the DatabaseReady condition, besides the server's own
+// (database.Reason*).
+const (
+	ReasonProvisioned         = "Provisioned"
+	ReasonAdminSecretNotFound = "AdminSecretNotFound"
+	ReasonAdminSecretInvalid  = "AdminSecretInvalid"
+	ReasonCASecretNotFound    = "CASecretNotFound"
+	ReasonCASecretInvalid     = "CASecretInvalid"
+	ReasonPasswordRotated     = "PasswordRotated"
+	ReasonDatabasesDropped    = "DatabasesDropped"
+	ReasonDropFailed          = "DropFailed"
+)
+
+// DatabaseRecheck is how long a provisioned database is trusted before
+// the operator checks it on the server again (and repairs a user or
+// database dropped by hand).
+const DatabaseRecheck = 10 * time.Minute
+
+// dbState is what the reconciler knows of one component's database.
+type dbState struct {
+	// ready: the server holds the database and the user with the
+	// password of the Secret.
+	ready bool
+	// version is the Secret's resourceVersion the server was provisioned
+	// with, for the pod template; empty while the Secret is being written.
+	version string
+	message string
+}
+
+// dbObserved is what the reconciler saw of the database server.
+type dbObserved struct {
+	// configured: spec.database is set and a component asks for a database.
+	configured bool
+	components map[string]dbState
+	// reason and message of the DatabaseReady condition.
+	reason, message string
+	ready           bool
+	// secrets are the components' database Secrets, desired.
+	secrets []client.Object
+}
+
+// provisionMemo remembers, in memory only, what was provisioned when: a
+// database is checked on the server again only after DatabaseRecheck, or
+// when anything it depends on (the password included) changes. A restart
+// of the operator checks everything once.
+type provisionMemo struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (m *provisionMemo) fresh(key string, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.seen[key]
+	return ok && now.Sub(t) < DatabaseRecheck
+}
+
+func (m *provisionMemo) remember(key string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = map[string]time.Time{}
+	}
+	m.seen[key] = now
+}
+
+// memoKey is a digest of everything a provisioning depends on; the
+// password is in it only as part of the digest.
+func memoKey(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, s database.Server, password string) string {
+	h := sha256.New()
+	for _, v := range []string{string(p.UID), c.Name, s.Engine, s.Addr(), s.TLSMode,
+		appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c), password} {
+		h.Write([]byte(v))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// rotationRequests are the components the rotate annotation names.
+func rotationRequests(p *appsv1alpha1.Platform) []string {
+	v, ok := p.Annotations[appsv1alpha1.RotateDatabasePasswordAnnotation]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, name := range strings.Split(v, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// databases makes every component that asks for a database have its
+// Secret and, for the enabled ones, its database and user on the server.
+// p is the Platform as stored (its annotations are patched when a
+// rotation was asked for); spec is its defaulted copy.
+func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platform) (dbObserved, error) {
+	log := logf.FromContext(ctx)
+	o := dbObserved{components: map[string]dbState{}}
+	d := spec.Spec.Database
+	var comps []*appsv1alpha1.PlatformComponent
+	for i := range spec.Spec.Components {
+		if c := &spec.Spec.Components[i]; c.HasDatabase() {
+			comps = append(comps, c)
+		}
+	}
+	if d == nil || len(comps) == 0 {
+		return o, nil
+	}
+	o.configured = true
+	server := DatabaseServer(spec)
+
+	// The Secrets first: they hold the passwords, which are the truth the
+	// server is brought to.
+	rotate := rotationRequests(p)
+	passwords := map[string]string{}
+	changed := map[string]bool{}
+	live := map[string]*corev1.Secret{}
+	for _, c := range comps {
+		s := &corev1.Secret{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: DatabaseSecretName(spec, c)}, s)
+		switch {
+		case apierrors.IsNotFound(err):
+			s = nil
+		case err != nil:
+			return o, fmt.Errorf("reading the database Secret of %s: %w", c.Name, err)
+		}
+		live[c.Name] = s
+		password := ""
+		if s != nil {
+			password = string(s.Data["password"])
+		}
+		if password == "" || slices.Contains(rotate, c.Name) {
+			if password, err = database.GeneratePassword(); err != nil {
+				return o, err
+			}
+		}
+		passwords[c.Name] = password
+		want := DatabaseSecret(spec, c, password)
+		changed[c.Name] = s == nil || !sameData(s.Data, want.Data)
+		o.secrets = append(o.secrets, want)
+	}
+	if _, err := r.Engine.Apply(ctx, p, o.secrets); err != nil {
+		return o, fmt.Errorf("writing the database Secrets: %w", err)
+	}
+	if len(rotate) > 0 {
+		for _, name := range rotate {
+			if slices.ContainsFunc(comps, func(c *appsv1alpha1.PlatformComponent) bool { return c.Name == name }) {
+				log.Info("Rotated a database password", "component", name)
+				r.Engine.Event(p, ReasonPasswordRotated, "RotatePassword", "New database password for %s; the component rolls once the server has it", name)
+			} else {
+				r.Engine.Warn(p, "RotationIgnored", "RotatePassword", "%s has no database; nothing to rotate", name)
+			}
+		}
+		patch := client.MergeFrom(p.DeepCopy())
+		delete(p.Annotations, appsv1alpha1.RotateDatabasePasswordAnnotation)
+		if err := r.Client.Patch(ctx, p, patch); err != nil {
+			return o, fmt.Errorf("removing the %s annotation: %w", appsv1alpha1.RotateDatabasePasswordAnnotation, err)
+		}
+	}
+
+	// Then the server, for the enabled components not checked lately.
+	now := time.Now()
+	var need []*appsv1alpha1.PlatformComponent
+	for _, c := range comps {
+		if c.Disable {
+			continue
+		}
+		st := dbState{ready: true, message: "Provisioned"}
+		if r.memo.fresh(memoKey(spec, c, server, passwords[c.Name]), now) {
+			st = versioned(st, live[c.Name], changed[c.Name])
+		} else {
+			st.ready = false
+			need = append(need, c)
+		}
+		o.components[c.Name] = st
+	}
+	var failure error
+	if len(need) > 0 {
+		failure = r.provision(ctx, spec, server, need, passwords, func(c *appsv1alpha1.PlatformComponent, err error) {
+			if err != nil {
+				o.components[c.Name] = dbState{message: err.Error()}
+				return
+			}
+			r.memo.remember(memoKey(spec, c, server, passwords[c.Name]), now)
+			o.components[c.Name] = versioned(dbState{ready: true, message: "Provisioned"}, live[c.Name], changed[c.Name])
+		})
+	}
+	if failure != nil {
+		o.reason, o.message = dbReason(failure), failure.Error()
+		return o, failure
+	}
+	o.ready, o.reason = true, ReasonProvisioned
+	o.message = fmt.Sprintf("%d database(s) on %s", len(o.components), server.Addr())
+	return o, nil
+}
+
+// versioned sets the Secret version the pods may use: the live one, once
+// it holds what the server was given.
+func versioned(st dbState, s *corev1.Secret, changed bool) dbState {
+	if s != nil && !changed {
+		st.version = s.ResourceVersion
+	}
+	return st
+}
+
+func sameData(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range b {
+		if !bytes.Equal(a[k], v) {
+			return false
+		}
+	}
+	return true
+}
+
+// adminError is a problem with the admin or CA Secret.
+type adminError struct {
+	reason string
+	err    error
+}
+
+func (e *adminError) Error() string { return e.err.Error() }
+
+// connect logs in to the Platform's server with the admin Secret.
+func (r *Reconciler) connect(ctx context.Context, p *appsv1alpha1.Platform, server database.Server) (database.Admin, error) {
+	d := p.Spec.Database
+	admin := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: d.AdminSecretRef.Name}, admin); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &adminError{ReasonAdminSecretNotFound, fmt.Errorf("the admin Secret %s does not exist", d.AdminSecretRef.Name)}
+		}
+		return nil, fmt.Errorf("reading the admin Secret %s: %w", d.AdminSecretRef.Name, err)
+	}
+	server.Username, server.Password = string(admin.Data["username"]), string(admin.Data["password"])
+	if server.Username == "" || server.Password == "" {
+		return nil, &adminError{ReasonAdminSecretInvalid, fmt.Errorf("the admin Secret %s needs the keys username and password", d.AdminSecretRef.Name)}
+	}
+	if server.TLSMode == database.TLSVerifyFull {
+		name := d.TLS.CASecretRef.Name
+		ca := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, ca); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, &adminError{ReasonCASecretNotFound, fmt.Errorf("the CA Secret %s does not exist", name)}
+			}
+			return nil, fmt.Errorf("reading the CA Secret %s: %w", name, err)
+		}
+		if server.CACert = ca.Data["ca.crt"]; len(server.CACert) == 0 {
+			return nil, &adminError{ReasonCASecretInvalid, fmt.Errorf("the CA Secret %s needs the key ca.crt", name)}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return r.connectServer(ctx, server)
+}
+
+func (r *Reconciler) connectServer(ctx context.Context, s database.Server) (database.Admin, error) {
+	if r.Connect != nil {
+		return r.Connect(ctx, s)
+	}
+	return database.Connect(ctx, s)
+}
+
+// provision connects once and provisions each component, reporting each
+// result; it returns the first failure.
+func (r *Reconciler) provision(ctx context.Context, p *appsv1alpha1.Platform, server database.Server, comps []*appsv1alpha1.PlatformComponent,
+	passwords map[string]string, report func(*appsv1alpha1.PlatformComponent, error)) error {
+	log := logf.FromContext(ctx)
+	admin, err := r.connect(ctx, p, server)
+	if err != nil {
+		for _, c := range comps {
+			report(c, err)
+		}
+		return err
+	}
+	defer func() { _ = admin.Close() }()
+	var first error
+	for _, c := range comps {
+		name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
+		log.Info("Provisioning a database", "component", c.Name, "database", name, "user", user)
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := admin.Provision(pctx, name, user, passwords[c.Name])
+		cancel()
+		report(c, err)
+		if err != nil && first == nil {
+			first = fmt.Errorf("provisioning the database of %s: %w", c.Name, err)
+		}
+	}
+	return first
+}
+
+// dropDatabases drops the database and user of every component that asks
+// for one; on the way to deleting a Platform with dropOnDelete.
+func (r *Reconciler) dropDatabases(ctx context.Context, spec *appsv1alpha1.Platform) error {
+	log := logf.FromContext(ctx)
+	admin, err := r.connect(ctx, spec, DatabaseServer(spec))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = admin.Close() }()
+	for i := range spec.Spec.Components {
+		c := &spec.Spec.Components[i]
+		if !c.HasDatabase() {
+			continue
+		}
+		name, user := appsv1alpha1.DatabaseName(spec, c), appsv1alpha1.DatabaseUser(spec, c)
+		log.Info("Dropping a database", "component", c.Name, "database", name, "user", user)
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := admin.Drop(dctx, name, user)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("dropping the database of %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// dbReason is the condition reason of a failure of the database step.
+func dbReason(err error) string {
+	var ae *adminError
+	if errors.As(err, &ae) {
+		return ae.reason
+	}
+	return database.Reason(err)
+}
