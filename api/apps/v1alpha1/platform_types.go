@@ -239,8 +239,8 @@ const (
 )
 
 // PlatformDatabase is the database server of a Platform.
-// +kubebuilder:validation:XValidation:rule="self.engine == oldSelf.engine",message="database.engine cannot change"
-// +kubebuilder:validation:XValidation:rule="self.host == oldSelf.host",message="database.host cannot change"
+// +kubebuilder:validation:XValidation:rule="self.engine == oldSelf.engine",message="database.engine cannot change",fieldPath=".engine"
+// +kubebuilder:validation:XValidation:rule="self.host == oldSelf.host",message="database.host cannot change",fieldPath=".host"
 type PlatformDatabase struct {
 	// engine of the server: mysql (MySQL or MariaDB) or postgresql.
 	// Cannot change.
@@ -459,6 +459,7 @@ type PlatformStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Deploying, Upgrading, Running or Degraded"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`,description="Ready components of the enabled ones"
 // +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.version`,priority=1,description="The version asked for"
+// +kubebuilder:printcolumn:name="Database",type=string,JSONPath=`.status.conditions[?(@.type=="DatabaseReady")].reason`,priority=1,description="Provisioned, or why the database server fails"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Platform struct {
 	metav1.TypeMeta   `json:",inline"`

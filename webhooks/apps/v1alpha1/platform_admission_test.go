@@ -99,4 +99,57 @@ var _ = Describe("Platform webhooks", func() {
 		Expect(k8sClient.Patch(ctx, u, client.RawPatch(types.JSONPatchType,
 			[]byte(`[{"op":"replace","path":"/spec/components/0/storage/size","value":"5Gi"},{"op":"replace","path":"/spec/version","value":"1.1.0"}]`)))).To(Succeed())
 	})
+
+	Context("with a database", func() {
+		withDB := func(name, database, components string) *unstructured.Unstructured {
+			u, err := testenv.Object("apps.kubeforge.io/v1alpha1", "Platform", "default", name,
+				`{"imageRepository":"reg.example.com/acme","version":"1.0.0","database":`+database+`,"components":`+components+`}`)
+			Expect(err).NotTo(HaveOccurred())
+			return u
+		}
+		const server = `{"engine":"mysql","host":"db.example.com","adminSecretRef":{"name":"db-admin"}}`
+
+		It("should write the port, the TLS mode and the names into the spec", func() {
+			u := withDB("db-defaults", server, `[{"name":"api","database":{"enabled":true}},{"name":"web"}]`)
+			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			p := &appsv1alpha1.Platform{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+			Expect(p.Spec.Database.Port).To(Equal(int32(3306)))
+			Expect(p.Spec.Database.TLS.Mode).To(Equal(appsv1alpha1.DatabaseTLSRequire))
+			Expect(p.Spec.Components[0].Database.Name).To(Equal("db_defaults_api"))
+			Expect(p.Spec.Components[0].Database.User).To(Equal("db_defaults_api"))
+			Expect(p.Spec.Components[1].Database).To(BeNil())
+		})
+
+		DescribeTable("should refuse hostile and reserved names, and missing servers, with field errors",
+			func(name, database, components string, fields ...string) {
+				err := k8sClient.Create(ctx, withDB(name, database, components))
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+				Expect(testenv.Causes(err)).To(ConsistOf(fields))
+			},
+			Entry("a backtick and a semicolon", "db-backtick", server, "[{\"name\":\"api\",\"database\":{\"enabled\":true,\"name\":\"x`; DROP DATABASE mysql; --\"}}]", "spec.components[0].database.name"),
+			Entry("a quote in a user", "db-quote", server, `[{"name":"api","database":{"enabled":true,"user":"x'@'%"}}]`, "spec.components[0].database.user"),
+			Entry("unicode", "db-unicode", server, `[{"name":"api","database":{"enabled":true,"name":"bücher"}}]`, "spec.components[0].database.name"),
+			Entry("the server's own database", "db-reserved", server, `[{"name":"api","database":{"enabled":true,"name":"mysql"}}]`, "spec.components[0].database.name"),
+			Entry("two components, one user", "db-shared", server, `[{"name":"a","database":{"enabled":true,"user":"app"}},{"name":"b","database":{"enabled":true,"user":"app"}}]`, "spec.components[1].database.user"),
+			Entry("a DB_ variable of its own", "db-env", server, `[{"name":"api","env":[{"name":"DB_PASSWORD","value":"x"}],"database":{"enabled":true}}]`, "spec.components[0].env[0].name"),
+			Entry("no admin Secret", "db-noadmin", `{"engine":"postgresql","host":"db.example.com","adminSecretRef":{"name":""}}`, `[{"name":"api"}]`, "spec.database.adminSecretRef.name"),
+		)
+
+		It("should refuse a new engine or host, or a renamed database", func() {
+			u := withDB("db-immutable", server, `[{"name":"api","database":{"enabled":true}}]`)
+			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			for patch, field := range map[string]string{
+				`[{"op":"replace","path":"/spec/database/engine","value":"postgresql"}]`:         "spec.database.engine",
+				`[{"op":"replace","path":"/spec/database/host","value":"other.example.com"}]`:    "spec.database.host",
+				`[{"op":"replace","path":"/spec/components/0/database/name","value":"renamed"}]`: "spec.components[0].database.name",
+			} {
+				err := k8sClient.Patch(ctx, u.DeepCopy(), client.RawPatch(types.JSONPatchType, []byte(patch)))
+				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: want 422 Invalid, got %v", patch, err)
+				Expect(err.Error()).To(ContainSubstring(field))
+			}
+			Expect(k8sClient.Patch(ctx, u.DeepCopy(), client.RawPatch(types.JSONPatchType,
+				[]byte(`[{"op":"add","path":"/spec/database/dropOnDelete","value":true}]`)))).To(Succeed())
+		})
+	})
 })

@@ -296,12 +296,15 @@ func validateDatabase(p *appsv1alpha1.Platform) field.ErrorList {
 		}
 		engine := p.Spec.Database.Engine
 		name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
-		errs = append(errs, validateDatabaseIdentifier(cp.Child("database", "name"), name, appsv1alpha1.MaxDatabaseIdentifier, reservedDatabases[engine])...)
+		nameErrs := validateDatabaseIdentifier(cp.Child("database", "name"), name, appsv1alpha1.MaxDatabaseIdentifier, reservedDatabases[engine])
+		errs = append(errs, nameErrs...)
 		maxUser := appsv1alpha1.MaxDatabaseIdentifier
 		if engine == appsv1alpha1.DatabaseMySQL {
 			maxUser = appsv1alpha1.MaxMySQLUser
 		}
-		errs = append(errs, validateDatabaseIdentifier(cp.Child("database", "user"), user, maxUser, reservedUsers[engine])...)
+		if len(nameErrs) == 0 || user != name { // a user copied from a bad name is the same mistake
+			errs = append(errs, validateDatabaseIdentifier(cp.Child("database", "user"), user, maxUser, reservedUsers[engine])...)
+		}
 		if engine == appsv1alpha1.DatabasePostgreSQL && strings.HasPrefix(user, "pg_") {
 			errs = append(errs, field.Invalid(cp.Child("database", "user"), user, "PostgreSQL reserves names starting with pg_"))
 		}
