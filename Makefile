@@ -70,7 +70,7 @@ test-binaries: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sche
 	hack/test-binaries.sh >/dev/null
 
 .PHONY: test-deps
-test-deps: ## Install the Debian packages the tests use as real peers (nginx, nss_wrapper), if missing.
+test-deps: ## Install the Debian packages the tests use as real peers (nginx, nss_wrapper, ansible, MariaDB, PostgreSQL), if missing.
 	hack/test-deps.sh
 
 .PHONY: test-unit
@@ -81,7 +81,7 @@ test-unit: test-binaries test-deps ## Unit and envtest (integration) tests.
 E2E_LABELS ?=
 
 .PHONY: test-e2e
-test-e2e: test-binaries build ## End-to-end tests against a local kwok cluster (created and deleted by the suite).
+test-e2e: test-binaries test-deps build ## End-to-end tests against a local kwok cluster (created and deleted by the suite).
 	PATH="$(BIN_DIR):$$PATH" go test ./tests/e2e/... -count=1 -timeout 30m -v -ginkgo.v $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 
 .PHONY: fuzz

@@ -224,4 +224,30 @@ var _ = Describe("Engine", func() {
 			Expect(metav1.IsControlledBy(getService("conflict-a"), other)).To(BeTrue())
 		})
 	})
+
+	Context("When syncing a finalizer", func() {
+		It("should add and remove it with one patch each, none when it is already right, and let a deleted object go", func() {
+			const f = "kubeforge.io/test"
+			o := newOwner("finalized")
+			Expect(engine.SyncFinalizer(ctx, counting, o, f, true)).To(Succeed())
+			Expect(engine.SyncFinalizer(ctx, counting, o, f, true)).To(Succeed())
+			Expect(counting.Writes()).To(HaveLen(1))
+			live := &corev1.ConfigMap{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
+			Expect(live.Finalizers).To(ConsistOf(f))
+
+			Expect(env.Client.Delete(ctx, live)).To(Succeed())
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
+			Expect(live.DeletionTimestamp).NotTo(BeNil(), "the finalizer holds it")
+			counting.Reset()
+			Expect(engine.SyncFinalizer(ctx, counting, live, f, true)).To(Succeed())
+			Expect(counting.Writes()).To(BeEmpty(), "no finalizer is added to an object being deleted")
+			stale := live.DeepCopy()
+			Expect(engine.SyncFinalizer(ctx, counting, live, f, false)).To(Succeed())
+			Expect(counting.Writes()).To(HaveLen(1))
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(MatchError(ContainSubstring("not found")))
+			Expect(engine.SyncFinalizer(ctx, counting, stale, f, false)).To(Succeed(), "removing from an object already gone is no error")
+			Expect(counting.Writes()).To(HaveLen(2))
+		})
+	})
 })
