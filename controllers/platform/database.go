@@ -193,7 +193,9 @@ func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platfo
 				r.Engine.Warn(p, "RotationIgnored", "RotatePassword", "%s has no database; nothing to rotate", name)
 			}
 		}
-		patch := client.MergeFrom(p.DeepCopy())
+		// With the resourceVersion read: a request made meanwhile is not lost
+		// (the conflict brings a retry, which rotates again).
+		patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		delete(p.Annotations, appsv1alpha1.RotateDatabasePasswordAnnotation)
 		if err := r.Client.Patch(ctx, p, patch); err != nil {
 			return o, fmt.Errorf("removing the %s annotation: %w", appsv1alpha1.RotateDatabasePasswordAnnotation, err)
@@ -336,6 +338,9 @@ func (r *Reconciler) provision(ctx context.Context, p *appsv1alpha1.Platform, se
 // for one; on the way to deleting a Platform with dropOnDelete.
 func (r *Reconciler) dropDatabases(ctx context.Context, spec *appsv1alpha1.Platform) error {
 	log := logf.FromContext(ctx)
+	if !slices.ContainsFunc(spec.Spec.Components, func(c appsv1alpha1.PlatformComponent) bool { return c.HasDatabase() }) {
+		return nil // nothing to drop: no need to reach the server
+	}
 	admin, err := r.connect(ctx, spec, DatabaseServer(spec))
 	if err != nil {
 		return err

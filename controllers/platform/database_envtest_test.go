@@ -292,6 +292,17 @@ var _ = Describe("Platform databases", func() {
 		Expect(k8sClient.Get(ctx, key("dbhostile-api-db"), &corev1.Secret{})).NotTo(Succeed())
 	})
 
+	It("should let a Platform with dropOnDelete but no database component go without reaching the server", func() {
+		p := newPlatform("dbnone", "1.0.0", appsv1alpha1.PlatformComponent{Name: "web"})
+		p.Spec.Database = &appsv1alpha1.PlatformDatabase{Engine: appsv1alpha1.DatabasePostgreSQL, Host: "127.0.0.1", Port: 1,
+			AdminSecretRef: corev1.LocalObjectReference{Name: "nowhere"}, DropOnDelete: true}
+		Expect(k8sClient.Create(ctx, p)).To(Succeed())
+		Eventually(func(g Gomega) []string { return getPlatform("dbnone")(g).Finalizers }).Should(ContainElement(appsv1alpha1.DatabaseFinalizer))
+		Expect(meta.FindStatusCondition(getPlatform("dbnone")(Default).Status.Conditions, appsv1alpha1.DatabaseConditionType)).To(BeNil())
+		Expect(k8sClient.Delete(ctx, getPlatform("dbnone")(Default))).To(Succeed())
+		Eventually(gone(&appsv1alpha1.Platform{}, "dbnone")).Should(BeTrue())
+	})
+
 	It("should make no write at rest with databases", func() {
 		n := "dbrest"
 		Expect(k8sClient.Create(ctx, dbPlatform(n, testdb.PostgreSQL))).To(Succeed())
