@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -52,6 +53,7 @@ import (
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	kfmetrics "github.com/kubeforge/kubeforge/internal/metrics"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 	clusterwebhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
@@ -259,6 +261,13 @@ func main() {
 				os.Exit(1)
 			}
 		}
+	}
+
+	// kubeforge's own metrics, next to controller-runtime's. Every replica
+	// serves them; the per-object ones read this replica's cache.
+	if err := kfmetrics.Register(ctrlmetrics.Registry, mgr.GetCache()); err != nil {
+		setupLog.Error(err, "Unable to register metrics")
+		os.Exit(1)
 	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/metrics"
 	webhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
 )
 
@@ -75,7 +76,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := kc.DeepCopy()
 	next, blocked, invalid, err := r.reconcile(ctx, kc)
 	setConditions(kc, next, blocked, invalid)
-	if _, perr := engine.PatchStatus(ctx, r.Client, before, kc, engine.WithOptimisticLock()); perr != nil {
+	wrote, perr := engine.PatchStatus(ctx, r.Client, before, kc, engine.WithOptimisticLock())
+	if perr != nil {
 		if apierrors.IsConflict(perr) {
 			// Someone wrote the cluster since we read it: decide again from
 			// what is there now. A Job this reconcile created is found again
@@ -84,6 +86,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reporting KubernetesCluster status: %w", perr)
+	}
+	if wrote {
+		metrics.ObserveClusterOperations(before.Status.Operations, kc.Status.Operations)
 	}
 	if err != nil {
 		return ctrl.Result{}, err

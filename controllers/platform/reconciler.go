@@ -45,6 +45,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/metrics"
 	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 )
 
@@ -95,8 +96,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	before := p.DeepCopy()
 	o, reconcileErr := r.reconcile(ctx, p)
 	computeStatus(p, o)
-	if _, err := engine.PatchStatus(ctx, r.Client, before, p); err != nil {
+	wrote, err := engine.PatchStatus(ctx, r.Client, before, p)
+	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reporting Platform status: %w", err)
+	}
+	if wrote {
+		metrics.ObservePlatformRollout(before.Status.Conditions, p.Status.Conditions, time.Now())
 	}
 	if reconcileErr == nil && o.db.configured {
 		// Check the databases on the server again now and then.

@@ -38,6 +38,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/metrics"
 	webhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 )
 
@@ -73,8 +74,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	o, res, reconcileErr := r.reconcile(ctx, ws)
 	computeStatus(ws, o)
-	if _, err := engine.PatchStatus(ctx, r.Client, before, ws); err != nil {
+	wrote, err := engine.PatchStatus(ctx, r.Client, before, ws)
+	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reporting Workspace status: %w", err)
+	}
+	if wrote {
+		metrics.ObserveWorkspaceStartup(&before.Status, &ws.Status)
 	}
 	return res, reconcileErr
 }
