@@ -51,7 +51,7 @@ func TestStateCollector(t *testing.T) {
 			Status: networkingv1alpha1.BalancerStatus{Conditions: readyCond(true), Backends: []networkingv1alpha1.BalancerBackendStatus{
 				{Name: "v1", Weight: 90, ReadyEndpoints: 2}, {Name: "v2", Weight: 10, ReadyEndpoints: 0}}}},
 		&appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "acme", Namespace: "b"},
-			Status: appsv1alpha1.PlatformStatus{Conditions: readyCond(false), Components: []appsv1alpha1.ComponentStatus{
+			Status: appsv1alpha1.PlatformStatus{Conditions: append(readyCond(false), metav1.Condition{Type: "Degraded", Status: metav1.ConditionTrue, Reason: "ComponentFailed"}), Components: []appsv1alpha1.ComponentStatus{
 				{Name: "db", Phase: appsv1alpha1.ComponentReady}, {Name: "api", Phase: appsv1alpha1.ComponentDeploying}, {Name: "agent", Phase: appsv1alpha1.ComponentDisabled}}}},
 		&idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "alice", Namespace: "b"}, Status: idev1alpha1.WorkspaceStatus{Conditions: readyCond(true)}},
 		&clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "prod", Namespace: "c"}},
@@ -76,6 +76,13 @@ kubeforge_podset_replicas{name="web",namespace="a",state="available"} 2
 kubeforge_podset_replicas{name="web",namespace="a",state="current"} 3
 kubeforge_podset_replicas{name="web",namespace="a",state="desired"} 3
 kubeforge_podset_replicas{name="web",namespace="a",state="ready"} 2
+# HELP kubeforge_resource_degraded 1 when the object's Degraded condition is True, else 0.
+# TYPE kubeforge_resource_degraded gauge
+kubeforge_resource_degraded{kind="Balancer",name="shop",namespace="a"} 0
+kubeforge_resource_degraded{kind="KubernetesCluster",name="prod",namespace="c"} 0
+kubeforge_resource_degraded{kind="Platform",name="acme",namespace="b"} 1
+kubeforge_resource_degraded{kind="PodSet",name="web",namespace="a"} 0
+kubeforge_resource_degraded{kind="Workspace",name="alice",namespace="b"} 0
 # HELP kubeforge_resource_ready 1 when the object's Ready condition is True, else 0.
 # TYPE kubeforge_resource_ready gauge
 kubeforge_resource_ready{kind="Balancer",name="shop",namespace="a"} 1

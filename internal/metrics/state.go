@@ -36,6 +36,8 @@ import (
 var (
 	resourceReady = prometheus.NewDesc("kubeforge_resource_ready",
 		"1 when the object's Ready condition is True, else 0.", []string{"kind", "namespace", "name"}, nil)
+	resourceDegraded = prometheus.NewDesc("kubeforge_resource_degraded",
+		"1 when the object's Degraded condition is True, else 0.", []string{"kind", "namespace", "name"}, nil)
 	backendReadyEndpoints = prometheus.NewDesc("kubeforge_balancer_backend_ready_endpoints",
 		"Ready endpoints of a Balancer backend's pods.", []string{"namespace", "name", "backend"}, nil)
 	backendWeight = prometheus.NewDesc("kubeforge_balancer_backend_weight",
@@ -60,7 +62,7 @@ func NewStateCollector(reader client.Reader) *StateCollector {
 
 // Describe sends the descriptors of every metric it reports.
 func (c *StateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{resourceReady, backendReadyEndpoints, backendWeight, componentReady, podSetReplicas} {
+	for _, d := range []*prometheus.Desc{resourceReady, resourceDegraded, backendReadyEndpoints, backendWeight, componentReady, podSetReplicas} {
 		ch <- d
 	}
 }
@@ -79,6 +81,7 @@ func (c *StateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ready := func(kind string, obj metav1.Object, conds []metav1.Condition) {
 		ch <- gauge(resourceReady, bool01(meta.IsStatusConditionTrue(conds, "Ready")), kind, obj.GetNamespace(), obj.GetName())
+		ch <- gauge(resourceDegraded, bool01(meta.IsStatusConditionTrue(conds, "Degraded")), kind, obj.GetNamespace(), obj.GetName())
 	}
 
 	podSets := &appsv1alpha1.PodSetList{}
