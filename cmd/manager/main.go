@@ -26,6 +26,7 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"os"
 	"path/filepath"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -170,6 +171,7 @@ func main() {
 		kubeAPIQPS                                float64
 		kubeAPIBurst                              int
 		clusterDomain                             string
+		leaseDuration, renewDeadline, retryPeriod time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
@@ -179,6 +181,12 @@ func main() {
 	flag.StringVar(&leaderElectionID, "leader-election-id", "kubeforge.kubeforge.io", "The name of the leader election Lease.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"The namespace of the leader election Lease. Defaults to the namespace the manager runs in.")
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long followers wait after the leader's last renewal before taking the Lease: the longest a killed leader goes unreplaced.")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps trying to renew the Lease before it steps down (and exits): the longest API server outage it rides out.")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"How often replicas try to acquire or renew the Lease.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, authenticated and authorised through the Kubernetes API. Use --metrics-secure=false for HTTP.")
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
@@ -239,6 +247,9 @@ func main() {
 		LeaderElection:          enableLeaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: leaderElectionNamespace,
+		LeaseDuration:           &leaseDuration,
+		RenewDeadline:           &renewDeadline,
+		RetryPeriod:             &retryPeriod,
 		// Step down at once on SIGTERM, so a new leader takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         engine.CacheOptions(ownedTypes(certManager)...),

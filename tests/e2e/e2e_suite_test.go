@@ -24,7 +24,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,9 +53,6 @@ var (
 	watchClient client.WithWatch
 	ctx         = context.Background()
 	artifacts   string
-	manager     *exec.Cmd
-	probePort   int
-	metricsPort int
 )
 
 func TestE2E(t *testing.T) {
@@ -113,6 +109,9 @@ func freePort() int {
 var _ = BeforeSuite(func() {
 	artifacts = filepath.Join(root, "tests", "e2e", "artifacts")
 	Expect(os.MkdirAll(artifacts, 0o755)).To(Succeed())
+	for _, stale := range managerLogs() {
+		Expect(os.Remove(stale)).To(Succeed())
+	}
 
 	By("starting the local control plane")
 	out, err := run("hack/cluster.sh", "up")
@@ -137,31 +136,26 @@ var _ = BeforeSuite(func() {
 		return err
 	}).Should(Succeed())
 
-	By("installing the webhook configurations, served over HTTPS on loopback")
-	webhookPort := freePort()
-	certDir := filepath.Join(artifacts, "certs")
-	_, err = run("go", "run", "./hack/localwebhook", "--cert-dir", certDir,
-		"--port", fmt.Sprint(webhookPort), "--out", filepath.Join(artifacts, "webhooks.yaml"))
+	By("installing the webhook configurations, served over HTTPS on loopback through a proxy over both replicas")
+	webhookFrontPort = freePort()
+	webhookCertDir = filepath.Join(artifacts, "certs")
+	_, err = run("go", "run", "./hack/localwebhook", "--cert-dir", webhookCertDir,
+		"--port", fmt.Sprint(webhookFrontPort), "--out", filepath.Join(artifacts, "webhooks.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	_, err = kubectl("apply", "--server-side", "--force-conflicts", "-f", filepath.Join(artifacts, "webhooks.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 
 	By("installing the manager's RBAC as config/rbac has it, and a kubeconfig for its ServiceAccount")
-	managerKubeconfig := installRBAC()
+	managerConfig = installRBAC()
 
-	By("starting the manager with leader election, as its ServiceAccount")
-	probePort, metricsPort = freePort(), freePort()
-	logFile, err := os.Create(filepath.Join(artifacts, "manager.log"))
-	Expect(err).NotTo(HaveOccurred())
-	manager = exec.Command(filepath.Join(root, "bin", "manager"),
-		"--kubeconfig", managerKubeconfig,
-		"--leader-elect", "--leader-election-namespace", managerNS,
-		"--webhook-cert-path", certDir, "--webhook-port", fmt.Sprint(webhookPort),
-		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probePort),
-	)
-	manager.Stdout, manager.Stderr = logFile, logFile
-	Expect(manager.Start()).To(Succeed())
+	By("starting two replicas of the manager with leader election, as its ServiceAccount")
+	for _, name := range []string{"a", "b"} {
+		replicas = append(replicas, &replica{name: name, webhookPort: freePort(), metricsPort: freePort(), probePort: freePort()})
+	}
+	startWebhookFront()
+	for _, r := range replicas {
+		r.start()
+	}
 
 	Eventually(func(g Gomega) {
 		lease := &coordinationv1.Lease{}
@@ -170,14 +164,7 @@ var _ = BeforeSuite(func() {
 		g.Expect(*lease.Spec.HolderIdentity).NotTo(BeEmpty())
 		g.Expect(lease.Spec.RenewTime.Time).To(BeTemporally(">", time.Now().Add(-30*time.Second)))
 	}).Should(Succeed())
-	Eventually(func() (int, error) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", probePort))
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		return resp.StatusCode, nil
-	}).Should(Equal(http.StatusOK))
+	leader()
 })
 
 // kubectlEventually runs an idempotent kubectl command until it succeeds
@@ -230,46 +217,45 @@ func installRBAC() string {
 	return path
 }
 
-// On failure, show the end of the manager's log next to the failure.
-var _ = ReportAfterSuite("manager log on failure", func(r Report) {
+// On failure, show the end of each manager log next to the failure.
+var _ = ReportAfterSuite("manager logs on failure", func(r Report) {
 	if r.SuiteSucceeded {
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(root, "tests", "e2e", "artifacts", "manager.log"))
-	if err != nil {
-		return
+	logs, _ := filepath.Glob(filepath.Join(root, "tests", "e2e", "artifacts", "manager-*.log"))
+	for _, path := range logs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 40 {
+			lines = lines[len(lines)-40:]
+		}
+		fmt.Fprintf(GinkgoWriter, "--- last lines of %s ---\n%s\n", path, strings.Join(lines, "\n"))
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 60 {
-		lines = lines[len(lines)-60:]
-	}
-	fmt.Fprintf(GinkgoWriter, "--- last lines of tests/e2e/artifacts/manager.log ---\n%s\n", strings.Join(lines, "\n"))
 })
 
 var _ = AfterSuite(func() {
-	// The manager ran as its ServiceAccount with the RBAC of config/rbac:
-	// any request that RBAC refused is a missing permission.
-	if log, err := os.ReadFile(filepath.Join(artifacts, "manager.log")); err == nil {
-		var refused []string
-		for _, line := range strings.Split(string(log), "\n") {
-			if strings.Contains(line, "forbidden") {
-				refused = append(refused, line)
+	// The replicas ran as the manager's ServiceAccount with the RBAC of
+	// config/rbac: any request that RBAC refused is a missing permission.
+	var refused []string
+	for _, path := range managerLogs() {
+		if log, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(log), "\n") {
+				if strings.Contains(line, "forbidden") && !duringAPIServerRestart(line) {
+					refused = append(refused, filepath.Base(path)+": "+line)
+				}
 			}
 		}
-		Expect(refused).To(BeEmpty(), "the manager's RBAC refused requests")
 	}
-	if manager != nil && manager.Process != nil {
-		_ = manager.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- manager.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = manager.Process.Kill()
-		}
+	for _, r := range replicas {
+		r.stop(syscall.SIGTERM)
 	}
+	stopWebhookFront()
 	if os.Getenv("E2E_KEEP_CLUSTER") == "" {
 		_, err := run("hack/cluster.sh", "down")
 		Expect(err).NotTo(HaveOccurred())
 	}
+	Expect(refused).To(BeEmpty(), "the manager's RBAC refused requests")
 })

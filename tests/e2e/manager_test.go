@@ -31,7 +31,7 @@ import (
 // scrape GETs the manager's metrics endpoint over HTTPS with an optional
 // bearer token and returns the status code and body.
 func scrape(token string) (int, string, error) {
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort), nil)
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", liveMetricsPort()), nil)
 	if err != nil {
 		return 0, "", err
 	}
