@@ -36,6 +36,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -53,6 +54,7 @@ import (
 	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
+	"github.com/kubeforge/kubeforge/internal/apiserver"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	kfmetrics "github.com/kubeforge/kubeforge/internal/metrics"
 	"github.com/kubeforge/kubeforge/internal/scheme"
@@ -115,7 +117,8 @@ type kind struct {
 	webhooks   func(ctrl.Manager) error
 }
 
-func kinds(clusterDomain string, certManager bool) []kind {
+// apiURL is where installers reach the API server (--api-advertise-url).
+func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 	return []kind{
 		{
 			name: "PodSet",
@@ -134,7 +137,7 @@ func kinds(clusterDomain string, certManager bool) []kind {
 		{
 			name: "KubernetesCluster",
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng}).SetupWithManager(mgr)
+				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL}).SetupWithManager(mgr)
 			},
 			webhooks: clusterwebhooks.SetupKubernetesClusterWebhookWithManager,
 		},
@@ -172,6 +175,7 @@ func main() {
 		kubeAPIBurst                              int
 		clusterDomain                             string
 		leaseDuration, renewDeadline, retryPeriod time.Duration
+		apiAddr, apiCertPath, apiAdvertiseURL     string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
@@ -202,6 +206,12 @@ func main() {
 	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 100, "Burst of queries the manager may send to the API server.")
 	flag.StringVar(&clusterDomain, "cluster-domain", balancer.DefaultClusterDomain,
 		"The cluster's DNS domain; Balancer proxies reach backend Services by <service>.<namespace>.svc.<domain>.")
+	flag.StringVar(&apiAddr, "api-bind-address", ":8082",
+		"The address of the REST and gRPC API (one HTTPS port, HTTP/2 for gRPC); 0 turns it off.")
+	flag.StringVar(&apiCertPath, "api-cert-path", "",
+		"The directory with tls.crt and tls.key for the API; a self-signed certificate is made when empty.")
+	flag.StringVar(&apiAdvertiseURL, "api-advertise-url", "",
+		"The URL at which installer Jobs reach the API, e.g. https://kubeforge-api.kubeforge-system.svc:8082, for their callbacks.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	opts := zap.Options{Development: false}
@@ -261,7 +271,7 @@ func main() {
 	}
 
 	eng := &engine.Engine{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
-	for _, k := range kinds(clusterDomain, certManager) {
+	for _, k := range kinds(clusterDomain, certManager, apiAdvertiseURL) {
 		if err := k.controller(mgr, eng); err != nil {
 			setupLog.Error(err, "Unable to create controller", "controller", k.name)
 			os.Exit(1)
@@ -279,6 +289,25 @@ func main() {
 	if err := kfmetrics.Register(ctrlmetrics.Registry, mgr.GetCache()); err != nil {
 		setupLog.Error(err, "Unable to register metrics")
 		os.Exit(1)
+	}
+
+	if apiAddr != "0" {
+		clientset, err := kubernetes.NewForConfig(restConfig)
+		if err != nil {
+			setupLog.Error(err, "Unable to create a clientset")
+			os.Exit(1)
+		}
+		api := &apiserver.Server{
+			Addr: apiAddr, CertDir: apiCertPath,
+			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Clientset: clientset,
+			Recorder:       mgr.GetEventRecorder("kubeforge-api"),
+			Auth:           &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second},
+			HandlerTimeout: 30 * time.Second, WaitTimeout: 10 * time.Minute,
+		}
+		if err := mgr.Add(api); err != nil {
+			setupLog.Error(err, "Unable to add the API server")
+			os.Exit(1)
+		}
 	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

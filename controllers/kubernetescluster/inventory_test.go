@@ -170,11 +170,17 @@ func TestJobKeepsTheKeyInAFileAndTheTimeoutInTheJob(t *testing.T) {
 			t.Errorf("no secret in env: %+v", e)
 		}
 	}
-	var ssh *corev1.Volume
+	var ssh, callback *corev1.Volume
 	for i := range pod.Volumes {
-		if pod.Volumes[i].Secret != nil {
+		switch pod.Volumes[i].Name {
+		case "ssh":
 			ssh = &pod.Volumes[i]
+		case "callback":
+			callback = &pod.Volumes[i]
 		}
+	}
+	if callback == nil || callback.Secret.SecretName != "prod-create-2-callback" || *callback.Secret.DefaultMode != 0o400 {
+		t.Fatalf("callback volume = %+v", callback)
 	}
 	if ssh == nil || ssh.Secret.SecretName != "prod-ssh" || *ssh.Secret.DefaultMode != 0o400 || ssh.Secret.Items[0].Key != corev1.SSHAuthPrivateKey {
 		t.Fatalf("ssh volume = %+v", ssh)

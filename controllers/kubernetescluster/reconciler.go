@@ -22,6 +22,8 @@ package kubernetescluster
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"time"
 
@@ -49,6 +51,9 @@ type Reconciler struct {
 	// APIReader reads what the cache does not hold: the user's SSH Secret.
 	APIReader client.Reader
 	Engine    *engine.Engine
+	// CallbackURL is the base URL at which installers reach the manager's
+	// API (--api-advertise-url); empty, they are not told where to report.
+	CallbackURL string
 }
 
 // +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=get;list;watch;update;patch
@@ -179,6 +184,11 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	if err != nil {
 		return next, nil, nil, err
 	}
+	token, err := callbackToken()
+	if err != nil {
+		return next, nil, nil, err
+	}
+	objs = append(objs, CallbackSecret(kc, op, token, r.CallbackURL))
 	log.Info("Starting operation", "operation", op.ID, "job", op.JobName)
 	// The Job first, the status after: a crash in between finds the Job
 	// under the same name on the next reconcile, never starts a second.
@@ -270,7 +280,7 @@ func (r *Reconciler) cleanHistory(ctx context.Context, kc *clusterv1alpha1.Kuber
 	for _, op := range kc.Status.Operations {
 		keep[op.ID] = true
 	}
-	for _, list := range []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}} {
+	for _, list := range []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}, &corev1.SecretList{}} {
 		if err := r.Client.List(ctx, list, client.InNamespace(kc.Namespace), client.MatchingLabels{clusterv1alpha1.ClusterLabel: kc.Name}); err != nil {
 			return fmt.Errorf("listing old operations: %w", err)
 		}
@@ -281,6 +291,10 @@ func (r *Reconciler) cleanHistory(ctx context.Context, kc *clusterv1alpha1.Kuber
 				items = append(items, &l.Items[i])
 			}
 		case *corev1.ConfigMapList:
+			for i := range l.Items {
+				items = append(items, &l.Items[i])
+			}
+		case *corev1.SecretList:
 			for i := range l.Items {
 				items = append(items, &l.Items[i])
 			}
@@ -297,6 +311,15 @@ func (r *Reconciler) cleanHistory(ctx context.Context, kc *clusterv1alpha1.Kuber
 		}
 	}
 	return nil
+}
+
+// callbackToken is an operation's callback token: 256 bits from crypto/rand.
+func callbackToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating a callback token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 func ptrNow() *metav1.Time {

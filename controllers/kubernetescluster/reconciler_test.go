@@ -167,7 +167,17 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		newCluster("life", "10.0.0.21")
 		Eventually(phase("life")).Should(Equal(clusterv1alpha1.PhasePrechecking))
 		Expect(getCluster("life")(Default).Finalizers).To(ContainElement(clusterv1alpha1.ResetFinalizer))
-		Expect(waitJob("life-precheck-1").Spec.Template.Spec.ServiceAccountName).To(Equal("life-installer"))
+		job := waitJob("life-precheck-1")
+		Expect(job.Spec.Template.Spec.ServiceAccountName).To(Equal("life-installer"))
+		// The operation's callback token: a Secret of its own, mounted as a
+		// file, never an environment variable.
+		callback := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, key("life-precheck-1-callback"), callback)).To(Succeed())
+		Expect(len(callback.Data[kubernetescluster.CallbackTokenKey])).To(BeNumerically(">=", 43))
+		Expect(job.Spec.Template.Spec.Volumes).To(ContainElement(HaveField("Secret.SecretName", "life-precheck-1-callback")))
+		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+			Expect(e.Value).NotTo(ContainSubstring(string(callback.Data[kubernetescluster.CallbackTokenKey])))
+		}
 		cm := &corev1.ConfigMap{}
 		Expect(k8sClient.Get(ctx, key("life-precheck-1"), cm)).To(Succeed())
 		Expect(cm.Data["hosts.yaml"]).To(ContainSubstring("kube_control_plane"))

@@ -18,6 +18,7 @@ package kubernetescluster
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -131,6 +132,39 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 	return []client.Object{cm, job}, nil
 }
 
+// CallbackSecretName is the name of an operation's callback Secret.
+func CallbackSecretName(kc *clusterv1alpha1.KubernetesCluster, id string) string {
+	return JobName(kc, id) + "-callback"
+}
+
+// The callback Secret's keys and where the installer finds them.
+const (
+	CallbackTokenKey = "token"
+	CallbackURLKey   = "url"
+	callbackDir      = "/var/run/kubeforge/callback"
+)
+
+// CallbackSecret holds the token with which an operation's installer may
+// report early to the API server (POST .../operations/<id>/callback with
+// "Authorization: Bearer <token>"), and the URL to call when the manager
+// was given one. It is created once (the token never changes) and goes
+// with its operation.
+func CallbackSecret(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation, token, apiURL string) *corev1.Secret {
+	s := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(kc, CallbackSecretName(kc, op.ID)),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{CallbackTokenKey: []byte(token)},
+	}
+	s.Labels[clusterv1alpha1.OperationLabel] = op.ID
+	if apiURL != "" {
+		s.Data[CallbackURLKey] = []byte(strings.TrimSuffix(apiURL, "/") + "/api/v1/namespaces/" + kc.Namespace +
+			"/kubernetesclusters/" + kc.Name + "/operations/" + op.ID + "/callback")
+	}
+	engine.CreateOnly(s)
+	return s
+}
+
 // installedHosts are the worker hosts installed, with their spec names
 // where the spec still lists them.
 func installedHosts(kc *clusterv1alpha1.KubernetesCluster) []clusterv1alpha1.Host {
@@ -178,10 +212,14 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 		Env: []corev1.EnvVar{
 			{Name: "KUBEFORGE_OPERATION", Value: string(op.Type)},
 			{Name: "KUBEFORGE_KUBECONFIG_SECRET", Value: KubeconfigSecretName(kc)},
+			// Where to report early: the files token and (when the manager
+			// knows its API's URL) url, never variables.
+			{Name: "KUBEFORGE_CALLBACK_DIR", Value: callbackDir},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "operation", MountPath: configDir, ReadOnly: true},
 			{Name: "ssh", MountPath: sshDir, ReadOnly: true},
+			{Name: "callback", MountPath: callbackDir, ReadOnly: true},
 		},
 		// The last lines of the installer's output become the termination
 		// message, which a failed operation reports.
@@ -210,6 +248,10 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 						{Name: "ssh", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 							SecretName:  kc.Spec.SSHSecretRef.Name,
 							Items:       []corev1.KeyToPath{{Key: corev1.SSHAuthPrivateKey, Path: "id_rsa"}},
+							DefaultMode: ptr.To[int32](0o400),
+						}}},
+						{Name: "callback", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+							SecretName:  CallbackSecretName(kc, op.ID),
 							DefaultMode: ptr.To[int32](0o400),
 						}}},
 					},

@@ -1,0 +1,176 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ErrUnauthenticated is a missing, malformed or refused token.
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+// Forbidden says why RBAC refused a call.
+type Forbidden struct{ Reason string }
+
+func (f *Forbidden) Error() string { return f.Reason }
+
+// User is who a token belongs to, as the TokenReview said.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+	Extra  map[string]authorizationv1.ExtraValue
+}
+
+// Attributes are what a call stands for, as RBAC names it.
+type Attributes struct {
+	Verb, Group, Resource, Subresource, Namespace, Name string
+}
+
+func (a Attributes) String() string {
+	r := a.Resource
+	if a.Subresource != "" {
+		r += "/" + a.Subresource
+	}
+	if a.Group != "" {
+		r += "." + a.Group
+	}
+	return fmt.Sprintf("%s %s in namespace %q", a.Verb, r, a.Namespace)
+}
+
+// Auth checks tokens with TokenReviews and calls with
+// SubjectAccessReviews, caching each answer for TTL.
+type Auth struct {
+	Client client.Client
+	TTL    time.Duration
+
+	mu      sync.Mutex
+	users   map[string]cached[*User]
+	allowed map[string]cached[string] // "" allowed, else the reason it is not
+}
+
+type cached[T any] struct {
+	v       T
+	err     error
+	expires time.Time
+}
+
+func tokenKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// BearerToken takes the token out of an Authorization header value.
+func BearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// Authenticate returns the user of a token, or ErrUnauthenticated.
+func (a *Auth) Authenticate(ctx context.Context, token string) (*User, error) {
+	if token == "" {
+		return nil, ErrUnauthenticated
+	}
+	key := tokenKey(token)
+	now := time.Now()
+	a.mu.Lock()
+	if c, ok := a.users[key]; ok && now.Before(c.expires) {
+		a.mu.Unlock()
+		return c.v, c.err
+	}
+	a.mu.Unlock()
+
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}
+	if err := a.Client.Create(ctx, review); err != nil {
+		return nil, fmt.Errorf("reviewing the token: %w", err) // not cached: the API server may be back soon
+	}
+	var u *User
+	err := ErrUnauthenticated
+	if review.Status.Authenticated {
+		u = &User{Name: review.Status.User.Username, UID: review.Status.User.UID, Groups: review.Status.User.Groups, Extra: map[string]authorizationv1.ExtraValue{}}
+		for k, v := range review.Status.User.Extra {
+			u.Extra[k] = authorizationv1.ExtraValue(v)
+		}
+		err = nil
+	}
+	a.mu.Lock()
+	if a.users == nil {
+		a.users = map[string]cached[*User]{}
+	}
+	a.users[key] = cached[*User]{v: u, err: err, expires: now.Add(a.TTL)}
+	a.mu.Unlock()
+	return u, err
+}
+
+// Authorize returns nil when RBAC lets the user do attrs, else a
+// *Forbidden with the reason.
+func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
+	key := fmt.Sprintf("%s\x00%s\x00%q\x00%+v", u.Name, u.UID, u.Groups, attrs)
+	now := time.Now()
+	a.mu.Lock()
+	if c, ok := a.allowed[key]; ok && now.Before(c.expires) {
+		a.mu.Unlock()
+		return forbidden(c.v)
+	}
+	a.mu.Unlock()
+
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb: attrs.Verb, Group: attrs.Group, Resource: attrs.Resource, Subresource: attrs.Subresource,
+			Namespace: attrs.Namespace, Name: attrs.Name,
+		},
+	}}
+	if err := a.Client.Create(ctx, sar); err != nil {
+		return fmt.Errorf("reviewing access: %w", err)
+	}
+	reason := ""
+	if !sar.Status.Allowed {
+		reason = fmt.Sprintf("%s may not %s", u.Name, attrs)
+		if sar.Status.Reason != "" {
+			reason += ": " + sar.Status.Reason
+		}
+	}
+	a.mu.Lock()
+	if a.allowed == nil {
+		a.allowed = map[string]cached[string]{}
+	}
+	a.allowed[key] = cached[string]{v: reason, expires: now.Add(a.TTL)}
+	a.mu.Unlock()
+	return forbidden(reason)
+}
+
+func forbidden(reason string) error {
+	if reason == "" {
+		return nil
+	}
+	return &Forbidden{Reason: reason}
+}

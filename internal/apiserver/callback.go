@@ -1,0 +1,120 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
+)
+
+// Annotations the callback leaves on an operation's callback Secret: the
+// token is spent, and what the installer said.
+const (
+	CallbackUsedAnnotation    = "cluster.kubeforge.io/callback-used"
+	CallbackResultAnnotation  = "cluster.kubeforge.io/callback-result"
+	CallbackMessageAnnotation = "cluster.kubeforge.io/callback-message"
+)
+
+// CallbackRequest is what an installer reports.
+type CallbackRequest struct {
+	Result  string `json:"result"`
+	Message string `json:"message,omitempty"`
+}
+
+// callback lets an installer report early. It is authenticated by the
+// operation's own token (from the Secret mounted into its Job), not by
+// user RBAC; a token works once. The report becomes an event and
+// annotations; the Job's status stays what decides the operation.
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	ns, name, id := r.PathValue("ns"), r.PathValue("name"), r.PathValue("id")
+	token, ok := BearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		writeError(w, newError(http.StatusUnauthorized, "Unauthorized", "the operation's callback token is required"))
+		return
+	}
+	var req CallbackRequest
+	if err := decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if req.Result != "succeeded" && req.Result != "failed" {
+		writeError(w, &Error{Code: http.StatusUnprocessableEntity, Reason: "Invalid", Message: `result must be "succeeded" or "failed"`,
+			Fields: []FieldError{{Field: "result", Type: "FieldValueNotSupported", Message: `supported values: "succeeded", "failed"`}}})
+		return
+	}
+	if len(req.Message) > 1024 {
+		req.Message = req.Message[:1024]
+	}
+	kc := &clusterv1alpha1.KubernetesCluster{}
+	if err := s.APIReader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, kc); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !slices.ContainsFunc(kc.Status.Operations, func(op clusterv1alpha1.Operation) bool { return op.ID == id }) {
+		writeError(w, newError(http.StatusNotFound, "NotFound", "%s has no operation %s", name, id))
+		return
+	}
+	// Read fresh (not from the cache), and mark spent with the version
+	// read: two calls with one token cannot both pass.
+	secret := &corev1.Secret{}
+	unauthorized := newError(http.StatusUnauthorized, "Unauthorized", "the token is not this operation's, or it was used already")
+	if err := s.APIReader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: kubernetescluster.CallbackSecretName(kc, id)}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			writeError(w, unauthorized)
+			return
+		}
+		writeError(w, err)
+		return
+	}
+	want := secret.Data[kubernetescluster.CallbackTokenKey]
+	if len(want) == 0 || subtle.ConstantTimeCompare(want, []byte(token)) != 1 || secret.Annotations[CallbackUsedAnnotation] != "" {
+		writeError(w, unauthorized)
+		return
+	}
+	patch := client.MergeFromWithOptions(secret.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if secret.Annotations == nil {
+		secret.Annotations = map[string]string{}
+	}
+	secret.Annotations[CallbackUsedAnnotation] = "true"
+	secret.Annotations[CallbackResultAnnotation] = req.Result
+	secret.Annotations[CallbackMessageAnnotation] = req.Message
+	if err := s.Client.Patch(r.Context(), secret, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			writeError(w, unauthorized)
+			return
+		}
+		writeError(w, err)
+		return
+	}
+	if s.Recorder != nil {
+		kind := corev1.EventTypeNormal
+		if req.Result == "failed" {
+			kind = corev1.EventTypeWarning
+		}
+		s.Recorder.Eventf(kc, nil, kind, "InstallerReported", "Callback", "Operation %s reported %s: %s", id, req.Result, req.Message)
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"operation": id, "result": req.Result})
+}

@@ -1,0 +1,300 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+)
+
+const ideGroup = "ide.kubeforge.io"
+
+// unaryAuth authenticates every call from its "authorization" metadata
+// and bounds calls without a deadline (but create-and-wait, which has its
+// own bound).
+func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	var header string
+	if v := md.Get("authorization"); len(v) > 0 {
+		header = v[0]
+	}
+	token, ok := BearerToken(header)
+	if !ok {
+		return nil, status.Error(codes.Unauthenticated, "a valid bearer token is required in the authorization metadata")
+	}
+	u, err := s.Auth.Authenticate(ctx, token)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	ctx = context.WithValue(ctx, userKey{}, u)
+	if _, has := ctx.Deadline(); !has && info.FullMethod != idev1.CloudIdeService_CreateSpaceAndWaitForRunning_FullMethodName {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.HandlerTimeout)
+		defer cancel()
+	}
+	return handler(ctx, req)
+}
+
+func (s *Server) authorize(ctx context.Context, verb, ns, name string) error {
+	u, _ := ctx.Value(userKey{}).(*User)
+	if u == nil {
+		return ErrUnauthenticated
+	}
+	if ns == "" || name == "" {
+		return newError(400, "BadRequest", "namespace and name are required")
+	}
+	return s.Auth.Authorize(ctx, u, Attributes{Verb: verb, Group: ideGroup, Resource: "workspaces", Namespace: ns, Name: name})
+}
+
+type ideService struct {
+	idev1.UnimplementedCloudIdeServiceServer
+	s *Server
+}
+
+// workspaceOf builds the Workspace a PodInfo asks for; the webhook fills
+// in the rest.
+func workspaceOf(in *idev1.PodInfo) (*idev1alpha1.Workspace, error) {
+	ws := &idev1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Namespace: in.GetNamespace(), Name: in.GetName()},
+		Spec:       idev1alpha1.WorkspaceSpec{Image: in.GetImage(), User: in.GetUser()},
+	}
+	list := corev1.ResourceList{}
+	for name, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: in.GetCpu(), corev1.ResourceMemory: in.GetMemory()} {
+		if v == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "%s %q is not a quantity: %v", name, v, err)
+		}
+		list[name] = q
+	}
+	if len(list) > 0 {
+		ws.Spec.Resources = &corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
+	}
+	if v := in.GetStorage(); v != "" {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "storage %q is not a quantity: %v", v, err)
+		}
+		ws.Spec.Storage.Size = &q
+	}
+	names := make([]string, 0, len(in.GetEnv()))
+	for k := range in.GetEnv() {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		ws.Spec.Env = append(ws.Spec.Env, corev1.EnvVar{Name: k, Value: in.GetEnv()[k]})
+	}
+	return ws, nil
+}
+
+func info(ws *idev1alpha1.Workspace) *idev1.PodSpaceInfo {
+	port := ws.Spec.Port
+	if port == 0 {
+		port = idev1alpha1.WorkspaceDefaultPort
+	}
+	return &idev1.PodSpaceInfo{
+		Namespace: ws.Namespace, Name: ws.Name, Phase: string(ws.Status.Phase),
+		NodeName: ws.Status.NodeName, PodIp: ws.Status.PodIP, Port: port, Url: ws.Status.URL,
+	}
+}
+
+// CreateSpaceAndWaitForRunning creates the Workspace (an existing one is
+// waited for as it is) and waits until it is Running. It listens to the
+// manager's shared Workspace informer — one handler per call, removed when
+// the call ends — so waiting calls open no watch of their own.
+func (i *ideService) CreateSpaceAndWaitForRunning(ctx context.Context, in *idev1.PodInfo) (*idev1.PodSpaceInfo, error) {
+	s := i.s
+	ns, name := in.GetNamespace(), in.GetName()
+	if err := s.authorize(ctx, "create", ns, name); err != nil {
+		return nil, grpcError(err)
+	}
+	if err := s.authorize(ctx, "get", ns, name); err != nil {
+		return nil, grpcError(err)
+	}
+	if deadline, has := ctx.Deadline(); has {
+		// Give up a little before the caller does, so that the answer — the
+		// phase reached — arrives before the caller's own deadline error.
+		margin := min(500*time.Millisecond, time.Until(deadline)/10)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-margin))
+		defer cancel()
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.WaitTimeout)
+		defer cancel()
+	}
+	ws, err := workspaceOf(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Client.Create(ctx, ws); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, grpcError(err)
+	}
+	return s.waitRunning(ctx, types.NamespacedName{Namespace: ns, Name: name})
+}
+
+func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*idev1.PodSpaceInfo, error) {
+	inf, err := s.Cache.GetInformer(ctx, &idev1alpha1.Workspace{})
+	if err != nil {
+		return nil, grpcError(fmt.Errorf("watching workspaces: %w", err))
+	}
+	changed := make(chan struct{}, 1)
+	notify := func(obj any) {
+		if o, ok := obj.(client.Object); ok && o.GetNamespace() == key.Namespace && o.GetName() == key.Name {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    notify,
+		UpdateFunc: func(_, obj any) { notify(obj) },
+		DeleteFunc: notify,
+	})
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	defer func() { _ = inf.RemoveEventHandler(reg) }()
+
+	phase := idev1alpha1.WorkspacePhase("")
+	reason := ""
+	for {
+		ws := &idev1alpha1.Workspace{}
+		err := s.Cache.Get(ctx, key, ws)
+		switch {
+		case apierrors.IsNotFound(err):
+			// Not in this replica's cache yet, or deleted meanwhile.
+		case err != nil && ctx.Err() == nil:
+			return nil, grpcError(err)
+		case err == nil:
+			phase, reason = ws.Status.Phase, ws.Status.Reason
+			if phase == idev1alpha1.PhaseRunning {
+				return info(ws), nil
+			}
+			if phase == idev1alpha1.PhaseFailed {
+				return nil, status.Errorf(codes.FailedPrecondition, "workspace %s failed: %s: %s", key.Name, ws.Status.Reason, ws.Status.Message)
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			reached := string(phase)
+			if reached == "" {
+				reached = "none yet"
+			}
+			if reason != "" {
+				reached += " (" + reason + ")"
+			}
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, status.Errorf(codes.DeadlineExceeded, "workspace %s is not Running by the deadline; phase reached: %s", key.Name, reached)
+			}
+			return nil, status.Errorf(codes.Canceled, "the caller went away; phase reached: %s", reached)
+		}
+	}
+}
+
+func (i *ideService) setStarted(ctx context.Context, q *idev1.QueryOption, started bool) (*idev1.Response, error) {
+	s := i.s
+	if err := s.authorize(ctx, "patch", q.GetNamespace(), q.GetName()); err != nil {
+		return nil, grpcError(err)
+	}
+	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: q.GetNamespace(), Name: q.GetName()}}
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"started":%t}}`, started))
+	if err := s.Client.Patch(ctx, ws, patch); err != nil {
+		return nil, grpcError(err)
+	}
+	verb := "stopping"
+	if started {
+		verb = "starting"
+	}
+	return &idev1.Response{Ok: true, Message: fmt.Sprintf("workspace %s is %s", q.GetName(), verb)}, nil
+}
+
+// StartSpace sets spec.started to true.
+func (i *ideService) StartSpace(ctx context.Context, q *idev1.QueryOption) (*idev1.Response, error) {
+	return i.setStarted(ctx, q, true)
+}
+
+// StopSpace sets spec.started to false.
+func (i *ideService) StopSpace(ctx context.Context, q *idev1.QueryOption) (*idev1.Response, error) {
+	return i.setStarted(ctx, q, false)
+}
+
+// DeleteSpace deletes the Workspace.
+func (i *ideService) DeleteSpace(ctx context.Context, q *idev1.QueryOption) (*idev1.Response, error) {
+	s := i.s
+	if err := s.authorize(ctx, "delete", q.GetNamespace(), q.GetName()); err != nil {
+		return nil, grpcError(err)
+	}
+	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: q.GetNamespace(), Name: q.GetName()}}
+	if err := s.Client.Delete(ctx, ws); err != nil {
+		return nil, grpcError(err)
+	}
+	return &idev1.Response{Ok: true, Message: fmt.Sprintf("workspace %s is being deleted", q.GetName())}, nil
+}
+
+func (i *ideService) get(ctx context.Context, q *idev1.QueryOption) (*idev1alpha1.Workspace, error) {
+	s := i.s
+	if err := s.authorize(ctx, "get", q.GetNamespace(), q.GetName()); err != nil {
+		return nil, grpcError(err)
+	}
+	ws := &idev1alpha1.Workspace{}
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: q.GetNamespace(), Name: q.GetName()}, ws); err != nil {
+		return nil, grpcError(err)
+	}
+	return ws, nil
+}
+
+// GetPodSpaceStatus reports the phase and why.
+func (i *ideService) GetPodSpaceStatus(ctx context.Context, q *idev1.QueryOption) (*idev1.PodStatus, error) {
+	ws, err := i.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return &idev1.PodStatus{Phase: string(ws.Status.Phase), Reason: ws.Status.Reason, Message: ws.Status.Message}, nil
+}
+
+// GetPodSpaceInfo reports where the IDE runs.
+func (i *ideService) GetPodSpaceInfo(ctx context.Context, q *idev1.QueryOption) (*idev1.PodSpaceInfo, error) {
+	ws, err := i.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return info(ws), nil
+}

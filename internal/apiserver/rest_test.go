@@ -1,0 +1,240 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
+	"github.com/kubeforge/kubeforge/internal/apiserver"
+)
+
+// call sends a request and returns the status code and the body.
+func call(method, url, token string, body any) (int, []byte) {
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	case string:
+		r = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		Expect(err).NotTo(HaveOccurred())
+		r = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	Expect(err).NotTo(HaveOccurred())
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := httpc.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, out
+}
+
+func apiError(body []byte) apiserver.Error {
+	var e apiserver.Error
+	ExpectWithOffset(1, json.Unmarshal(body, &e)).To(Succeed(), string(body))
+	return e
+}
+
+const clusterSpec = `{"version":"v1.31.4","masters":[{"address":"10.0.0.10","name":"cp1"}],"nodes":[{"address":"10.0.0.21","name":"w1"}],"sshSecretRef":{"name":"ssh"}}`
+
+var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
+	var admin, reader string
+	BeforeAll(func() {
+		admin = caller("team-a", "admin", rule("cluster.kubeforge.io", "kubernetesclusters", "create", "get", "list", "update", "delete"),
+			rule("", "pods/log", "get"))
+		reader = caller("team-a", "reader", rule("cluster.kubeforge.io", "kubernetesclusters", "get", "list"))
+	})
+
+	It("should refuse callers without a token or with a garbage one (401)", func() {
+		code, body := call("GET", path("team-a"), "", nil)
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		Expect(apiError(body).Reason).To(Equal("Unauthorized"))
+		code, _ = call("GET", path("team-a"), "not-a-token", nil)
+		Expect(code).To(Equal(http.StatusUnauthorized))
+	})
+
+	It("should create, get, list, scale up and down, and delete a cluster", func() {
+		code, body := call("POST", path("team-a"), admin, `{"name":"prod","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusCreated), string(body))
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(json.Unmarshal(body, kc)).To(Succeed())
+		Expect(kc.Name).To(Equal("prod"))
+		Expect(kc.Spec.Network.Plugin).NotTo(BeEmpty(), "the mutating webhook defaulted the spec")
+
+		code, body = call("GET", path("team-a", "prod"), reader, nil)
+		Expect(code).To(Equal(http.StatusOK), string(body))
+		code, body = call("GET", path("team-a"), reader, nil)
+		Expect(code).To(Equal(http.StatusOK), string(body))
+		list := &clusterv1alpha1.KubernetesClusterList{}
+		Expect(json.Unmarshal(body, list)).To(Succeed())
+		Expect(list.Items).To(HaveLen(1))
+
+		code, body = call("POST", path("team-a", "prod", "scaleup"), admin, `{"nodes":[{"address":"10.0.0.22","name":"w2"}]}`)
+		Expect(code).To(Equal(http.StatusOK), string(body))
+		Expect(json.Unmarshal(body, kc)).To(Succeed())
+		Expect(kc.Spec.Nodes).To(HaveLen(2))
+		code, body = call("POST", path("team-a", "prod", "scaledown"), admin, `{"nodes":[{"name":"w1"}]}`)
+		Expect(code).To(Equal(http.StatusOK), string(body))
+		Expect(json.Unmarshal(body, kc)).To(Succeed())
+		Expect(kc.Spec.Nodes).To(Equal([]clusterv1alpha1.Host{{Address: "10.0.0.22", Name: "w2"}}))
+
+		code, body = call("DELETE", path("team-a", "prod"), admin, nil)
+		Expect(code).To(Equal(http.StatusAccepted), string(body))
+	})
+
+	It("should refuse what the caller's RBAC does not allow (403), with the reason, and other namespaces", func() {
+		code, body := call("POST", path("team-a"), reader, `{"name":"nope","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusForbidden))
+		e := apiError(body)
+		Expect(e.Reason).To(Equal("Forbidden"))
+		Expect(e.Message).To(ContainSubstring("system:serviceaccount:team-a:reader may not create kubernetesclusters.cluster.kubeforge.io"))
+		code, _ = call("GET", path("team-b"), admin, nil)
+		Expect(code).To(Equal(http.StatusForbidden), "allowed in team-a, not in team-b")
+	})
+
+	It("should refuse a scale while an operation runs (409)", func() {
+		code, body := call("POST", path("team-a"), admin, `{"name":"busy","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusCreated), string(body))
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "busy"}, kc)).To(Succeed())
+		kc.Status.CurrentOperation = "create-2"
+		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
+		code, body = call("POST", path("team-a", "busy", "scaleup"), admin, `{"nodes":[{"address":"10.0.0.23"}]}`)
+		Expect(code).To(Equal(http.StatusConflict))
+		Expect(apiError(body).Message).To(ContainSubstring("operation create-2 is running"))
+	})
+
+	It("should answer bad bodies with 400, 413 and 422 (admission's field errors passed through)", func() {
+		code, body := call("POST", path("team-a"), admin, `{"name":`)
+		Expect(code).To(Equal(http.StatusBadRequest), string(body))
+		Expect(apiError(body).Reason).To(Equal("BadRequest"))
+		code, _ = call("POST", path("team-a"), admin, `{"name":"x","spec":{},"surprise":1}`)
+		Expect(code).To(Equal(http.StatusBadRequest), "unknown fields are refused")
+
+		huge := `{"name":"huge","labels":{"a":"` + strings.Repeat("x", apiserver.MaxBodyBytes) + `"},"spec":` + clusterSpec + `}`
+		code, body = call("POST", path("team-a"), admin, huge)
+		Expect(code).To(Equal(http.StatusRequestEntityTooLarge), string(body[:min(len(body), 200)]))
+
+		code, body = call("POST", path("team-a"), admin, `{"name":"bad","spec":{"version":"banana","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"}}}`)
+		Expect(code).To(Equal(http.StatusUnprocessableEntity), string(body))
+		e := apiError(body)
+		Expect(e.Reason).To(Equal("Invalid"))
+		Expect(e.Fields).To(ContainElement(HaveField("Field", "spec.version")))
+	})
+
+	It("should stream the log of the current operation's installer pod", func() {
+		code, body := call("POST", path("team-a"), admin, `{"name":"logged","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusCreated), string(body))
+		code, body = call("GET", path("team-a", "logged", "logs"), admin, nil)
+		Expect(code).To(Equal(http.StatusNotFound), "no operation yet: %s", body)
+
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "logged"}, kc)).To(Succeed())
+		kc.Status.Operations = []clusterv1alpha1.Operation{{ID: "precheck-1", Type: clusterv1alpha1.OpPrecheck, JobName: "logged-precheck-1", Result: clusterv1alpha1.ResultRunning}}
+		kc.Status.CurrentOperation = "precheck-1"
+		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
+		_, err := logs.CoreV1().Pods("team-a").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "team-a", Name: "logged-precheck-1-abcde", Labels: map[string]string{"job-name": "logged-precheck-1"},
+		}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		code, body = call("GET", path("team-a", "logged", "logs")+"?follow=true", admin, nil)
+		Expect(code).To(Equal(http.StatusOK), string(body))
+		Expect(string(body)).To(Equal("fake logs")) // what client-go's fake clientset streams
+
+		code, _ = call("GET", path("team-a", "logged", "logs"), reader, nil)
+		Expect(code).To(Equal(http.StatusForbidden), "reading logs needs get pods/log")
+	})
+
+	It("should accept an installer's callback with its operation's token, once", func() {
+		code, body := call("POST", path("team-a"), admin, `{"name":"cb","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusCreated), string(body))
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "cb"}, kc)).To(Succeed())
+		op := clusterv1alpha1.Operation{ID: "create-2", Type: clusterv1alpha1.OpCreate, JobName: "cb-create-2", Result: clusterv1alpha1.ResultRunning}
+		kc.Status.Operations = []clusterv1alpha1.Operation{op}
+		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
+		secret := kubernetescluster.CallbackSecret(kc, op, "the-right-token", "")
+		secret.Annotations = nil
+		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+		url := path("team-a", "cb", "operations", "create-2", "callback")
+
+		code, _ = call("POST", url, "", `{"result":"succeeded"}`)
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		code, _ = call("POST", url, "a-wrong-token", `{"result":"succeeded"}`)
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		code, _ = call("POST", url, admin, `{"result":"succeeded"}`)
+		Expect(code).To(Equal(http.StatusUnauthorized), "user RBAC does not stand in for the operation's token")
+		code, body = call("POST", url, "the-right-token", `{"result":"maybe"}`)
+		Expect(code).To(Equal(http.StatusUnprocessableEntity), string(body))
+		code, body = call("POST", url, "the-right-token", `{"result":"succeeded","message":"all hosts up"}`)
+		Expect(code).To(Equal(http.StatusAccepted), string(body))
+		code, _ = call("POST", url, "the-right-token", `{"result":"failed"}`)
+		Expect(code).To(Equal(http.StatusUnauthorized), "a token works once")
+		code, _ = call("POST", path("team-a", "cb", "operations", "upgrade-9", "callback"), "the-right-token", `{"result":"failed"}`)
+		Expect(code).To(Equal(http.StatusNotFound))
+
+		got := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: secret.Name}, got)).To(Succeed())
+		Expect(got.Annotations).To(HaveKeyWithValue(apiserver.CallbackResultAnnotation, "succeeded"))
+		Expect(got.Annotations).To(HaveKeyWithValue(apiserver.CallbackMessageAnnotation, "all hosts up"))
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "cb"}, kc)).To(Succeed())
+		Expect(kc.Status.Operations[0].Result).To(Equal(clusterv1alpha1.ResultRunning), "the Job stays authoritative")
+	})
+
+	It("should describe every route in /openapi.json", func() {
+		code, body := call("GET", baseURL+"/openapi.json", "", nil)
+		Expect(code).To(Equal(http.StatusOK))
+		var doc struct {
+			OpenAPI string                    `json:"openapi"`
+			Paths   map[string]map[string]any `json:"paths"`
+		}
+		Expect(json.Unmarshal(body, &doc)).To(Succeed())
+		Expect(doc.OpenAPI).To(HavePrefix("3."))
+		base := "/api/v1/namespaces/{ns}/kubernetesclusters"
+		for p, methods := range map[string][]string{
+			base: {"post", "get"}, base + "/{name}": {"get", "delete"}, base + "/{name}/scaleup": {"post"},
+			base + "/{name}/scaledown": {"post"}, base + "/{name}/logs": {"get"}, base + "/{name}/operations/{id}/callback": {"post"},
+		} {
+			Expect(doc.Paths).To(HaveKey(p))
+			for _, m := range methods {
+				Expect(doc.Paths[p]).To(HaveKey(m), "%s %s", m, p)
+			}
+		}
+		code, body = call("GET", baseURL+"/api/v1/nothing", admin, nil)
+		Expect(code).To(Equal(http.StatusNotFound))
+		Expect(apiError(body).Message).To(ContainSubstring("/openapi.json"))
+	})
+})

@@ -1,0 +1,189 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apiserver is the manager's API for programs: REST for
+// KubernetesClusters and gRPC for Workspaces, on one HTTPS port. Callers
+// authenticate with a Kubernetes bearer token (TokenReview) and may do
+// what their own RBAC allows (SubjectAccessReview) — nothing more. Every
+// replica serves it, leader or not. docs/api.md describes it.
+package apiserver
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+)
+
+// MaxBodyBytes is the largest request body the REST API reads.
+const MaxBodyBytes = 1 << 20
+
+// Server serves the REST and gRPC APIs.
+type Server struct {
+	// Addr to listen on, e.g. ":8082".
+	Addr string
+	// CertDir holds tls.crt and tls.key; a self-signed certificate is
+	// made when empty.
+	CertDir string
+	// Client reads and writes kubeforge objects as the operator (after the
+	// caller's RBAC allowed the call).
+	Client client.Client
+	// Cache is the manager's cache: waiting calls listen to its informer
+	// instead of opening a watch each.
+	Cache cache.Cache
+	// APIReader reads past the cache: callback tokens, fresh.
+	APIReader client.Reader
+	// Clientset streams pod logs.
+	Clientset kubernetes.Interface
+	// Recorder records installer callbacks as events.
+	Recorder events.EventRecorder
+	// Auth authenticates and authorises callers.
+	Auth *Auth
+	// HandlerTimeout bounds every REST handler but log streams, and every
+	// gRPC call without a deadline of its own but create-and-wait.
+	HandlerTimeout time.Duration
+	// WaitTimeout bounds a create-and-wait call without a deadline.
+	WaitTimeout time.Duration
+
+	listener net.Listener
+}
+
+// The manager creates, changes and deletes what callers ask for, after
+// their own RBAC allowed it; reading installer logs is reading pod logs.
+// +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;delete
+// +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// NeedLeaderElection is false: every replica serves the API.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Handler routes gRPC (HTTP/2, application/grpc) to the gRPC server and
+// everything else to the REST mux.
+func (s *Server) Handler() http.Handler {
+	g := grpc.NewServer(grpc.UnaryInterceptor(s.unaryAuth))
+	idev1.RegisterCloudIdeServiceServer(g, &ideService{s: s})
+	rest := s.restMux()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+			g.ServeHTTP(w, r)
+			return
+		}
+		rest.ServeHTTP(w, r)
+	})
+}
+
+// Listen binds the port (so a caller knows it before Start).
+func (s *Server) Listen() (net.Addr, error) {
+	l, err := net.Listen("tcp", s.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", s.Addr, err)
+	}
+	s.listener = l
+	return l.Addr(), nil
+}
+
+// Start serves until ctx ends, then shuts down gracefully: new
+// connections are refused, calls in flight get up to 10 s to finish.
+func (s *Server) Start(ctx context.Context) error {
+	log := logf.FromContext(ctx).WithName("apiserver")
+	if s.listener == nil {
+		if _, err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	cert, err := s.certificate()
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}},
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errs := make(chan error, 1)
+	go func() {
+		log.Info("Serving the REST and gRPC API", "address", s.listener.Addr().String())
+		errs <- srv.ServeTLS(s.listener, "", "")
+	}()
+	select {
+	case err := <-errs:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("Shutting down the API server")
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) certificate() (tls.Certificate, error) {
+	if s.CertDir != "" {
+		return tls.LoadX509KeyPair(filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key"))
+	}
+	return SelfSigned()
+}
+
+// SelfSigned makes a certificate for localhost and the host's name.
+func SelfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: "kubeforge-api"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/apiserver"
+	"github.com/kubeforge/kubeforge/internal/testenv"
+	clusterwebhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
+	idewebhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
+)
+
+// The API server runs against envtest's kube-apiserver with RBAC: callers
+// are ServiceAccounts whose tokens come from the TokenRequest API, with
+// Roles the specs create; the webhooks are installed, so admission errors
+// reach the API's callers. envtest has no kubelet: pod logs come from a
+// fake clientset.
+
+var (
+	env       *testenv.Env
+	k8sClient client.Client
+	clientset kubernetes.Interface
+	logs      *fake.Clientset
+	ctx       context.Context
+	cancel    context.CancelFunc
+	baseURL   string
+	addr      string
+	httpc     *http.Client
+)
+
+func TestAPIServer(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
+	RunSpecs(t, "API server")
+}
+
+var _ = BeforeSuite(func() {
+	var err error
+	env, err = testenv.Start(testenv.Options{CRDs: true, Webhooks: true})
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient = env.Client
+	ctx, cancel = context.WithCancel(context.Background())
+	Expect(env.StartWebhooks(ctx, clusterwebhooks.SetupKubernetesClusterWebhookWithManager, idewebhooks.SetupWorkspaceWebhookWithManager)).To(Succeed())
+	clientset, err = kubernetes.NewForConfig(env.Config)
+	Expect(err).NotTo(HaveOccurred())
+
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	go func() { defer GinkgoRecover(); Expect(c.Start(ctx)).To(Succeed()) }()
+	Expect(c.WaitForCacheSync(ctx)).To(BeTrue())
+
+	logs = fake.NewClientset()
+	srv := &apiserver.Server{
+		Addr: "127.0.0.1:0", Client: k8sClient, APIReader: k8sClient, Cache: c, Clientset: logs,
+		Auth:           &apiserver.Auth{Client: k8sClient, TTL: 5 * time.Second},
+		HandlerTimeout: 10 * time.Second, WaitTimeout: time.Minute,
+	}
+	a, err := srv.Listen()
+	Expect(err).NotTo(HaveOccurred())
+	addr = a.String()
+	baseURL = "https://" + addr
+	go func() { defer GinkgoRecover(); Expect(srv.Start(ctx)).To(Succeed()) }()
+	httpc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the server's certificate is self-signed
+	}}
+	Eventually(func() error {
+		resp, err := httpc.Get(baseURL + "/openapi.json")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}).Should(Succeed())
+})
+
+var _ = AfterSuite(func() {
+	if cancel != nil {
+		cancel()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// caller makes a ServiceAccount in ns with a Role of rules there, and
+// returns a token for it from the TokenRequest API.
+func caller(ns, name string, rules ...rbacv1.PolicyRule) string {
+	_ = k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	Expect(k8sClient.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+	if len(rules) > 0 {
+		Expect(k8sClient.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
+		})).To(Succeed())
+	}
+	tr, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return tr.Status.Token
+}
+
+func rule(group, resource string, verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs}
+}
+
+func path(ns string, rest ...string) string {
+	p := fmt.Sprintf("%s/api/v1/namespaces/%s/kubernetesclusters", baseURL, ns)
+	for _, r := range rest {
+		p += "/" + r
+	}
+	return p
+}
