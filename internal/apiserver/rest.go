@@ -116,8 +116,8 @@ func decode(w http.ResponseWriter, r *http.Request, into any) error {
 
 // CreateClusterRequest is the body of a create.
 type CreateClusterRequest struct {
-	Name   string                                 `json:"name"`
-	Labels map[string]string                      `json:"labels,omitempty"`
+	Name   string                                `json:"name"`
+	Labels map[string]string                     `json:"labels,omitempty"`
 	Spec   clusterv1alpha1.KubernetesClusterSpec `json:"spec"`
 }
 
@@ -257,7 +257,9 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(http.StatusNotFound, "NotFound", "operation %s has no pod (yet)", op.ID))
 		return
 	}
-	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].CreationTimestamp.After(pods.Items[j].CreationTimestamp.Time) })
+	sort.Slice(pods.Items, func(i, j int) bool {
+		return pods.Items[i].CreationTimestamp.After(pods.Items[j].CreationTimestamp.Time)
+	})
 	follow := r.URL.Query().Get("follow") == "true"
 	ctx := r.Context()
 	if !follow {
