@@ -36,6 +36,10 @@ manifests: ## Generate CRDs, RBAC and webhook configurations from the code marke
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crddocs config/crd/bases/*.yaml
 
+.PHONY: proto
+proto: ## Regenerate the gRPC code in internal/apiserver/idev1 from api/proto (buf and the protoc plugins, from hack/proto/go.mod).
+	cd api/proto && go tool -modfile=../../hack/proto/go.mod buf lint && go tool -modfile=../../hack/proto/go.mod buf generate
+
 .PHONY: generate
 generate: ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."

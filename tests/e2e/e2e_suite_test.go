@@ -150,7 +150,7 @@ var _ = BeforeSuite(func() {
 
 	By("starting two replicas of the manager with leader election, as its ServiceAccount")
 	for _, name := range []string{"a", "b"} {
-		replicas = append(replicas, &replica{name: name, webhookPort: freePort(), metricsPort: freePort(), probePort: freePort()})
+		replicas = append(replicas, &replica{name: name, webhookPort: freePort(), metricsPort: freePort(), probePort: freePort(), apiPort: freePort()})
 	}
 	startWebhookFront()
 	for _, r := range replicas {

@@ -40,6 +40,7 @@ import (
 type replica struct {
 	name                                string
 	webhookPort, metricsPort, probePort int
+	apiPort                             int
 	starts                              int
 	cmd                                 *exec.Cmd
 	done                                chan struct{}
@@ -67,6 +68,7 @@ func (r *replica) start() {
 		"--webhook-cert-path", webhookCertDir, "--webhook-port", fmt.Sprint(r.webhookPort),
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", r.metricsPort),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", r.probePort),
+		"--api-bind-address", fmt.Sprintf("127.0.0.1:%d", r.apiPort),
 	)
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
 	Expect(r.cmd.Start()).To(Succeed())
@@ -146,6 +148,16 @@ func follower(l *replica) *replica {
 	}
 	Fail("no follower is running")
 	return nil
+}
+
+// liveAPIPort is the API port of a running replica.
+func liveAPIPort() int {
+	for _, r := range replicas {
+		if r.alive() {
+			return r.apiPort
+		}
+	}
+	return replicas[0].apiPort
 }
 
 // liveMetricsPort is the metrics port of a running replica.

@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+)
+
+const apiNS = "e2e-api"
+
+// The manager's API, as a portal uses it: a ServiceAccount token, RBAC
+// made with kubectl, the real controllers behind it.
+var _ = Describe("API server", Ordered, Label("api"), func() {
+	var portal, nobody string
+	insecure := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the manager's API certificate is self-signed here
+
+	rest := func(method, path, token, body string) (int, string) {
+		req, err := http.NewRequest(method, fmt.Sprintf("https://127.0.0.1:%d%s", liveAPIPort(), path), strings.NewReader(body))
+		Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Authorization", "Bearer "+token)
+		c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: insecure}}
+		resp, err := c.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	BeforeAll(func() {
+		kubectlEventually("create", "namespace", apiNS)
+		kubectlEventually("create", "serviceaccount", "portal", "-n", apiNS)
+		kubectlEventually("create", "serviceaccount", "nobody", "-n", apiNS)
+		kubectlEventually("create", "role", "portal", "-n", apiNS, "--verb=create,get,list", "--resource=kubernetesclusters.cluster.kubeforge.io,workspaces.ide.kubeforge.io")
+		kubectlEventually("create", "rolebinding", "portal", "-n", apiNS, "--role=portal", "--serviceaccount="+apiNS+":portal")
+		kubectlEventually("create", "secret", "generic", "api-ssh", "-n", apiNS, "--type=kubernetes.io/ssh-auth",
+			"--from-literal=ssh-privatekey=a throwaway key for kwok, which runs no installer")
+		for sa, t := range map[string]*string{"portal": &portal, "nobody": &nobody} {
+			out, err := kubectl("create", "token", sa, "-n", apiNS)
+			Expect(err).NotTo(HaveOccurred())
+			*t = strings.TrimSpace(out)
+		}
+	})
+
+	It("should create a KubernetesCluster over REST that the operator installs, and refuse a caller without RBAC", func() {
+		base := "/api/v1/namespaces/" + apiNS + "/kubernetesclusters"
+		code, body := rest("POST", base, nobody, `{"name":"portal","spec":{}}`)
+		Expect(code).To(Equal(http.StatusForbidden), body)
+		code, body = rest("POST", base, portal, `{"name":"portal","spec":{"version":"v1.31.4","masters":[{"address":"10.2.0.10","name":"cp1"}],`+
+			`"nodes":[{"address":"10.2.0.21","name":"w1"}],"sshSecretRef":{"name":"api-ssh"}}}`)
+		Expect(code).To(Equal(http.StatusCreated), body)
+		Eventually(func(g Gomega) clusterv1alpha1.ClusterPhase {
+			code, body := rest("GET", base+"/portal", portal, "")
+			g.Expect(code).To(Equal(http.StatusOK), body)
+			kc := &clusterv1alpha1.KubernetesCluster{}
+			g.Expect(json.Unmarshal([]byte(body), kc)).To(Succeed())
+			return kc.Status.Phase
+		}, "3m", "1s").Should(Equal(clusterv1alpha1.PhaseRunning))
+		// Each operation got its callback token, as a Secret.
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: apiNS, Name: "portal-create-2-callback"}, &corev1.Secret{})).To(Succeed())
+	})
+
+	It("should create a Workspace over gRPC and return once it is Running", func() {
+		conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", liveAPIPort()), grpc.WithTransportCredentials(credentials.NewTLS(insecure)))
+		Expect(err).NotTo(HaveOccurred())
+		defer conn.Close()
+		ide := idev1.NewCloudIdeServiceClient(conn)
+		c, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+nobody), 10*time.Second)
+		defer cancel()
+		_, err = ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: apiNS, Name: "bob"})
+		Expect(status.Code(err)).To(Equal(codes.PermissionDenied))
+
+		c, cancel = context.WithTimeout(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+portal), 2*time.Minute)
+		defer cancel()
+		start := time.Now()
+		info, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: apiNS, Name: "bob", User: "bob", Storage: "1Gi"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info.GetPhase()).To(Equal("Running"))
+		Expect(info.GetPodIp()).NotTo(BeEmpty())
+		GinkgoWriter.Printf("create-and-wait returned after %s\n", time.Since(start).Round(10*time.Millisecond))
+	})
+})
