@@ -69,7 +69,7 @@ verify-fmt: ## Fail when a Go file is not gofmt'ed.
 ##@ Test
 
 .PHONY: test
-test: verify-fmt verify-generated verify-config vet test-olm test-unit test-e2e ## Everything: generated-file and config checks, vet, OLM bundle checks, unit + envtest, e2e.
+test: verify-fmt verify-generated verify-config vet test-olm test-unit test-e2e test-perf ## Everything: generated-file and config checks, vet, OLM bundle checks, unit + envtest, e2e.
 
 .PHONY: test-binaries
 test-binaries: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok from source (cached).
@@ -89,6 +89,14 @@ E2E_LABELS ?=
 .PHONY: test-e2e
 test-e2e: test-binaries test-deps build ## End-to-end tests against a local kwok cluster (created and deleted by the suite).
 	PATH="$(BIN_DIR):$$PATH" go test ./tests/e2e/... -count=1 -timeout 30m -v -ginkgo.v $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
+
+.PHONY: test-perf
+test-perf: test-binaries build ## The performance harness at N = 20, one run, so that it cannot rot (figures in tests/perf/out).
+	go test ./tests/perf/ -count=1 -timeout 20m -v -args -perf.n=20 -perf.reps=1
+
+.PHONY: perf
+perf: test-binaries build ## The performance harness at N = 300, three runs; writes tests/perf/REPORT.md and report.json.
+	go test ./tests/perf/ -count=1 -timeout 90m -v -args -perf.n=300 -perf.reps=3 -perf.report=$(CURDIR)/tests/perf
 
 .PHONY: test-olm
 test-olm: ## Check the OLM bundle and catalog: up to date with config/, operator-framework's validators, scorecard's static checks, opm validate.
