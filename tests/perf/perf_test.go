@@ -441,6 +441,18 @@ built from source; kwok plays the kubelet, so pods turn Ready at once.
 |---|---|
 | writes per PodSet during convergence | %s (minimum %.0f: its Deployment and one status write) |
 | writes at rest after a full resync (restart) | %.0f in %.0f reconciles (goal 0) |
+
+Writes per PodSet count every POST, PUT, PATCH and DELETE of the manager
+(rest_client_requests_total) while the PodSets converge: the Deployment, an
+event recording its creation (events are writes too), and one status write
+per state the PodSet passes through (created, pod scheduled, Ready).
+
+## Not measured yet
+
+Platforms and Balancers against their workloads, webhook latency under 50
+clients, memory with and without the cache transforms, the scaling curve
+and the workspace start overhead (issue 11) are still to be added to the
+harness.
 `, r.Date, r.Commit, r.Machine, r.Reps, r.N, r.N, f(r.PodSetSeconds, " s"), r.N, f(r.DeploymentSeconds, " s"), f(r.Ratio, ""),
 		f(r.WritesPerPodSet, ""), r.MinimumWritesPerPodSet, r.WritesAtRest, r.ReconcilesAtRest)
 	if err := os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(md), 0o644); err != nil {
