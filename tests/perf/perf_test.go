@@ -115,7 +115,12 @@ func setup(t *testing.T, nodes int) *env {
 		t.Fatal(err)
 	}
 	run(t, []string{"KUBECONFIG=" + e.kubeconfig}, "kubectl", "apply", "--server-side", "--force-conflicts", "-f", "config/crd/bases")
-	run(t, []string{"KUBECONFIG=" + e.kubeconfig}, "kubectl", "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+	// A fresh API server may not list the new CRDs for a moment.
+	waitFor(t, 2*time.Minute, "the CRDs to be established", func() bool {
+		cmd := exec.Command("kubectl", "wait", "--for=condition=Established", "--timeout=10s", "crd", "--all")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+e.kubeconfig)
+		return cmd.Run() == nil
+	})
 	run(t, nil, "go", "build", "-o", "bin/manager", "./cmd/manager")
 	e.metrics, e.probe = freePort(t), freePort(t)
 	e.startManager()
