@@ -125,6 +125,7 @@ func (a *Auth) Authenticate(ctx context.Context, token string) (*User, error) {
 	if a.users == nil {
 		a.users = map[string]cached[*User]{}
 	}
+	prune(a.users, now)
 	a.users[key] = cached[*User]{v: u, err: err, expires: now.Add(a.TTL)}
 	a.mu.Unlock()
 	return u, err
@@ -163,9 +164,32 @@ func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 	if a.allowed == nil {
 		a.allowed = map[string]cached[string]{}
 	}
+	prune(a.allowed, now)
 	a.allowed[key] = cached[string]{v: reason, expires: now.Add(a.TTL)}
 	a.mu.Unlock()
 	return forbidden(reason)
+}
+
+// maxCached bounds each cache: past it, expired answers are dropped, so
+// many callers over a long time do not grow the manager's memory.
+const maxCached = 4096
+
+func prune[T any](m map[string]cached[T], now time.Time) {
+	if len(m) < maxCached {
+		return
+	}
+	for k, c := range m {
+		if !now.Before(c.expires) {
+			delete(m, k)
+		}
+	}
+}
+
+// Cached is how many answers the caches hold, for tests.
+func (a *Auth) Cached() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.users) + len(a.allowed)
 }
 
 func forbidden(reason string) error {
