@@ -49,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/testenv"
 )
@@ -325,6 +326,105 @@ func convergePodSets(t *testing.T, c client.Client, ns string, n int) time.Durat
 	return time.Since(start)
 }
 
+// waitReady lists list in ns until ready() counts n of its objects.
+func waitReady(t *testing.T, c client.Client, ns string, n int, what string, list client.ObjectList, ready func() int) {
+	waitFor(t, 10*time.Minute, fmt.Sprintf("%d %s", n, what), func() bool {
+		if err := c.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return false
+		}
+		return ready() == n
+	})
+}
+
+// convergePlatforms creates n Platforms of four Deployment components and
+// times them until all are Running.
+func convergePlatforms(t *testing.T, c client.Client, ns string, n int) time.Duration {
+	start := time.Now()
+	createAll(t, c, n, func(i int) client.Object {
+		p := &appsv1alpha1.Platform{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("pl-%d", i)},
+			Spec:       appsv1alpha1.PlatformSpec{ImageRepository: "registry.example.com/perf", Version: "1"},
+		}
+		for _, comp := range []string{"api", "web", "worker", "auth"} {
+			p.Spec.Components = append(p.Spec.Components, appsv1alpha1.PlatformComponent{Name: comp})
+		}
+		return p
+	})
+	list := &appsv1alpha1.PlatformList{}
+	waitReady(t, c, ns, n, "Platforms to be Running", list, func() int {
+		ready := 0
+		for _, p := range list.Items {
+			if p.Status.Phase == appsv1alpha1.PlatformRunning && p.Status.ObservedGeneration == p.Generation {
+				ready++
+			}
+		}
+		return ready
+	})
+	return time.Since(start)
+}
+
+// backendPods runs the pods every Balancer of a run sends to.
+func backendPods(t *testing.T, c client.Client, ns string) {
+	tmpl := withLabel(template, "app", "perf-backend")
+	tmpl.Labels["tier"] = "b"
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backend"},
+		Spec:       appsv1.DeploymentSpec{Replicas: new(int32(2)), Selector: &metav1.LabelSelector{MatchLabels: tmpl.Labels}, Template: tmpl},
+	}
+	if err := c.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "the backend pods", func() bool {
+		_ = c.Get(context.Background(), client.ObjectKeyFromObject(d), d)
+		return d.Status.AvailableReplicas == 2
+	})
+}
+
+// convergeBalancers creates n Balancers over the backend pods and times
+// them until all are Ready (proxy available, a backend with endpoints).
+func convergeBalancers(t *testing.T, c client.Client, ns string, n int) time.Duration {
+	start := time.Now()
+	createAll(t, c, n, func(i int) client.Object {
+		return &networkingv1alpha1.Balancer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("b-%d", i)},
+			Spec: networkingv1alpha1.BalancerSpec{
+				Selector: map[string]string{"app": "perf-backend"},
+				Backends: []networkingv1alpha1.BalancerBackend{{Name: "b", Selector: map[string]string{"tier": "b"}}},
+				Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: 8080}},
+			},
+		}
+	})
+	list := &networkingv1alpha1.BalancerList{}
+	waitReady(t, c, ns, n, "Balancers to be Ready", list, func() int {
+		ready := 0
+		for _, b := range list.Items {
+			if meta.IsStatusConditionTrue(b.Status.Conditions, "Ready") && b.Status.ObservedGeneration == b.Generation {
+				ready++
+			}
+		}
+		return ready
+	})
+	return time.Since(start)
+}
+
+// balancerFloor creates what n Balancers amount to, directly: a proxy
+// Deployment, a ConfigMap and two Services each, until the Deployments
+// are Available.
+func balancerFloor(t *testing.T, c client.Client, ns string, n int) time.Duration {
+	start := time.Now()
+	createAll(t, c, n, func(i int) client.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("b-%d", i)}, Data: map[string]string{"nginx.conf": "stream {}"}}
+	})
+	for _, suffix := range []string{"", "-b"} {
+		createAll(t, c, n, func(i int) client.Object {
+			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("b-%d%s", i, suffix)},
+				Spec: corev1.ServiceSpec{Selector: map[string]string{"b": strconv.Itoa(i)}, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
+		})
+	}
+	convergeDeployments(t, c, ns, n)
+	return time.Since(start)
+}
+
 func withLabel(t corev1.PodTemplateSpec, k, v string) corev1.PodTemplateSpec {
 	out := *t.DeepCopy()
 	out.Labels = map[string]string{k: v}
@@ -354,6 +454,14 @@ type Result struct {
 	WritesAtRest             float64
 	ReconcilesAtRest         float64
 	WritesAtRestPerReconcile float64
+	Platforms                int
+	PlatformSeconds          stats
+	PlatformFloorSeconds     stats
+	PlatformRatio            stats
+	Balancers                int
+	BalancerSeconds          stats
+	BalancerFloorSeconds     stats
+	BalancerRatio            stats
 }
 
 func TestConvergenceAndWritesAtRest(t *testing.T) {
@@ -394,6 +502,37 @@ func TestConvergenceAndWritesAtRest(t *testing.T) {
 	}
 	res.PodSetSeconds, res.DeploymentSeconds, res.Ratio, res.WritesPerPodSet = summarize(psSecs), summarize(depSecs), summarize(ratios), summarize(writesPer)
 
+	// Platforms of four components against the 4 × as many Deployments,
+	// and Balancers against what they amount to, created directly.
+	res.Platforms, res.Balancers = max(1, *n/6), max(1, *n/3)
+	var plSecs, plFloor, plRatio, bSecs, bFloor, bRatio []float64
+	for r := range *reps {
+		plNS, plFloorNS, bNS, bFloorNS := fmt.Sprintf("pl-%d", r), fmt.Sprintf("plf-%d", r), fmt.Sprintf("bal-%d", r), fmt.Sprintf("balf-%d", r)
+		for _, ns := range []string{plNS, plFloorNS, bNS, bFloorNS} {
+			namespace(t, e.c, ns)
+		}
+		backendPods(t, e.c, bNS)
+		var pl, plf, b, bf time.Duration
+		if r%2 == 0 {
+			pl, plf = convergePlatforms(t, e.c, plNS, res.Platforms), convergeDeployments(t, e.c, plFloorNS, 4*res.Platforms)
+			b, bf = convergeBalancers(t, e.c, bNS, res.Balancers), balancerFloor(t, e.c, bFloorNS, res.Balancers)
+		} else {
+			plf, pl = convergeDeployments(t, e.c, plFloorNS, 4*res.Platforms), convergePlatforms(t, e.c, plNS, res.Platforms)
+			bf, b = balancerFloor(t, e.c, bFloorNS, res.Balancers), convergeBalancers(t, e.c, bNS, res.Balancers)
+		}
+		plSecs, plFloor, plRatio = append(plSecs, pl.Seconds()), append(plFloor, plf.Seconds()), append(plRatio, pl.Seconds()/plf.Seconds())
+		bSecs, bFloor, bRatio = append(bSecs, b.Seconds()), append(bFloor, bf.Seconds()), append(bRatio, b.Seconds()/bf.Seconds())
+		t.Logf("run %d: %d Platforms Running in %s, %d Deployments in %s; %d Balancers Ready in %s, their objects directly in %s",
+			r+1, res.Platforms, pl.Round(time.Millisecond), 4*res.Platforms, plf.Round(time.Millisecond), res.Balancers, b.Round(time.Millisecond), bf.Round(time.Millisecond))
+		if r < *reps-1 {
+			for _, ns := range []string{plNS, plFloorNS, bNS, bFloorNS} {
+				dropNamespace(t, e.c, ns)
+			}
+		}
+	}
+	res.PlatformSeconds, res.PlatformFloorSeconds, res.PlatformRatio = summarize(plSecs), summarize(plFloor), summarize(plRatio)
+	res.BalancerSeconds, res.BalancerFloorSeconds, res.BalancerRatio = summarize(bSecs), summarize(bFloor), summarize(bRatio)
+
 	// Writes at rest: a fresh manager reconciles every object once (a full
 	// resync) and should write nothing.
 	e.stopManager()
@@ -401,7 +540,7 @@ func TestConvergenceAndWritesAtRest(t *testing.T) {
 	var writes, reconciles float64
 	waitFor(t, 5*time.Minute, "the restarted manager to reconcile every PodSet", func() bool {
 		writes, reconciles = e.scrape()
-		return reconciles >= float64(*n)
+		return reconciles >= float64(*n+res.Platforms+res.Balancers)
 	})
 	time.Sleep(3 * time.Second)
 	writes, reconciles = e.scrape()
@@ -439,6 +578,12 @@ built from source; kwok plays the kubelet, so pods turn Ready at once.
 | %d PodSets (kubeforge) until Ready | %s |
 | %d Deployments created directly until Available | %s |
 | ratio, within each run | %s (goal ≤ 1.15) |
+| %d Platforms of four Deployment components until Running | %s |
+| %d Deployments created directly until Available | %s |
+| ratio | %s (goal ≤ 1.15) |
+| %d Balancers (over two shared backend pods) until Ready | %s |
+| what they amount to created directly (a proxy Deployment, a ConfigMap and two Services each) until the proxies are Available | %s |
+| ratio | %s (goal ≤ 1.15) |
 
 ## 2. API writes
 
@@ -454,11 +599,12 @@ per state the PodSet passes through (created, pod scheduled, Ready).
 
 ## Not measured yet
 
-Platforms and Balancers against their workloads, webhook latency under 50
-clients, memory with and without the cache transforms, the scaling curve
+Webhook latency under 50 clients, memory with and without the cache transforms, the scaling curve
 and the workspace start overhead (issue 11) are still to be added to the
 harness.
 `, r.Date, r.Commit, r.Machine, r.Reps, r.N, r.N, f(r.PodSetSeconds, " s"), r.N, f(r.DeploymentSeconds, " s"), f(r.Ratio, ""),
+		r.Platforms, f(r.PlatformSeconds, " s"), 4*r.Platforms, f(r.PlatformFloorSeconds, " s"), f(r.PlatformRatio, ""),
+		r.Balancers, f(r.BalancerSeconds, " s"), f(r.BalancerFloorSeconds, " s"), f(r.BalancerRatio, ""),
 		f(r.WritesPerPodSet, ""), r.MinimumWritesPerPodSet, r.WritesAtRest, r.ReconcilesAtRest)
 	if err := os.WriteFile(filepath.Join(dir, "REPORT.md"), []byte(md), 0o644); err != nil {
 		t.Fatal(err)
