@@ -19,6 +19,7 @@ package apiserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"google.golang.org/grpc/codes"
@@ -52,11 +53,7 @@ type FieldError struct {
 func (e *Error) Error() string { return e.Message }
 
 func newError(code int, reason, format string, args ...any) *Error {
-	msg := format
-	if len(args) > 0 {
-		msg = sprintf(format, args...)
-	}
-	return &Error{Code: code, Reason: reason, Message: msg}
+	return &Error{Code: code, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 // toError maps what went wrong to the REST shape: authentication and

@@ -185,5 +185,3 @@ func SelfSigned() (tls.Certificate, error) {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
-
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 )
@@ -126,10 +127,7 @@ func TestValidatePlatform(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := platform(tc.mutate)
-			var got []string
-			for _, e := range ValidatePlatform(p) {
-				got = append(got, e.Field)
-			}
+			got := fieldsOf(ValidatePlatform(p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidatePlatform(p))
 			}
@@ -170,10 +168,7 @@ func TestValidatePlatformUpdate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := old.DeepCopy()
 			tc.mutate(p)
-			var got []string
-			for _, e := range ValidatePlatformUpdate(old, p) {
-				got = append(got, e.Field)
-			}
+			got := fieldsOf(ValidatePlatformUpdate(old, p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("fields = %q, want %q", got, tc.want)
 			}
@@ -306,10 +301,7 @@ func TestValidatePlatformDatabase(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := platform(tc.mutate)
-			var got []string
-			for _, e := range ValidatePlatform(p) {
-				got = append(got, e.Field)
-			}
+			got := fieldsOf(ValidatePlatform(p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidatePlatform(p))
 			}
@@ -372,13 +364,19 @@ func TestValidatePlatformDatabaseUpdate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := old.DeepCopy()
 			tc.mutate(p)
-			var got []string
-			for _, e := range ValidatePlatformUpdate(old, p) {
-				got = append(got, e.Field)
-			}
+			got := fieldsOf(ValidatePlatformUpdate(old, p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("fields = %q, want %q", got, tc.want)
 			}
 		})
 	}
+}
+
+// fieldsOf are the fields of errs, in order.
+func fieldsOf(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Field)
+	}
+	return out
 }
