@@ -160,8 +160,14 @@ func liveAPIPort() int {
 	return replicas[0].apiPort
 }
 
-// liveMetricsPort is the metrics port of a running replica.
+// liveMetricsPort is the metrics port of the leader (only it runs the
+// controllers, so only it has their metrics), or of any running replica.
 func liveMetricsPort() int {
+	for _, r := range replicas {
+		if r.leads() {
+			return r.metricsPort
+		}
+	}
 	for _, r := range replicas {
 		if r.alive() {
 			return r.metricsPort
