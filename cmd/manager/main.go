@@ -23,11 +23,11 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"os"
 	"path/filepath"
 	"time"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -49,6 +49,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/balancer"
 	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
 	"github.com/kubeforge/kubeforge/controllers/platform"
@@ -113,6 +117,7 @@ func hasCertManager(cfg *rest.Config) (bool, error) {
 // webhooks.
 type kind struct {
 	name       string
+	object     client.Object
 	controller func(ctrl.Manager, *engine.Engine) error
 	webhooks   func(ctrl.Manager) error
 }
@@ -121,35 +126,40 @@ type kind struct {
 func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 	return []kind{
 		{
-			name: "PodSet",
+			name:   "PodSet",
+			object: &appsv1alpha1.PodSet{},
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&podset.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPodSetWebhookWithManager,
 		},
 		{
-			name: "Platform",
+			name:   "Platform",
+			object: &appsv1alpha1.Platform{},
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
 		},
 		{
-			name: "KubernetesCluster",
+			name:   "KubernetesCluster",
+			object: &clusterv1alpha1.KubernetesCluster{},
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL}).SetupWithManager(mgr)
 			},
 			webhooks: clusterwebhooks.SetupKubernetesClusterWebhookWithManager,
 		},
 		{
-			name: "Balancer",
+			name:   "Balancer",
+			object: &networkingv1alpha1.Balancer{},
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&balancer.Reconciler{Client: mgr.GetClient(), Engine: eng, ClusterDomain: clusterDomain}).SetupWithManager(mgr)
 			},
 			webhooks: networkingwebhooks.SetupBalancerWebhookWithManager,
 		},
 		{
-			name: "Workspace",
+			name:   "Workspace",
+			object: &idev1alpha1.Workspace{},
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&workspace.Reconciler{Client: mgr.GetClient(), Engine: eng, CertManager: certManager}).SetupWithManager(mgr)
 			},
@@ -176,6 +186,8 @@ func main() {
 		clusterDomain                             string
 		leaseDuration, renewDeadline, retryPeriod time.Duration
 		apiAddr, apiCertPath, apiAdvertiseURL     string
+		perKindConcurrency                        string
+		cacheSettings                             engine.CacheSettings
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
@@ -202,6 +214,13 @@ func main() {
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks.")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
 		"How many objects of one kind are reconciled at the same time.")
+	flag.StringVar(&perKindConcurrency, "max-concurrent-reconciles-per-kind", "",
+		"Per-kind overrides of --max-concurrent-reconciles, e.g. PodSet=8,Balancer=2.")
+	stripManagedFields := flag.Bool("cache-strip-managed-fields", true,
+		"Drop metadata.managedFields from cached objects (memory). Turn off only to measure what it saves.")
+	labelFilter := flag.Bool("cache-label-filter", true,
+		"Cache owned types (Deployments, Secrets, ...) only when labelled app.kubernetes.io/managed-by=kubeforge (memory). "+
+			"Turn off only to measure what it saves.")
 	flag.Float64Var(&kubeAPIQPS, "kube-api-qps", 50, "Queries per second the manager may send to the API server.")
 	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 100, "Burst of queries the manager may send to the API server.")
 	flag.StringVar(&clusterDomain, "cluster-domain", balancer.DefaultClusterDomain,
@@ -219,6 +238,7 @@ func main() {
 	flag.Parse()
 
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	cacheSettings.KeepManagedFields, cacheSettings.AllOwnedTypeObjects = !*stripManagedFields, !*labelFilter
 
 	var tlsOpts []func(*tls.Config)
 	if !enableHTTP2 {
@@ -249,8 +269,15 @@ func main() {
 	}
 	setupLog.Info("Discovered cert-manager", "certificates", certManager)
 
+	sch := scheme.New()
+	concurrency, err := kindConcurrency(perKindConcurrency, kinds(clusterDomain, certManager, apiAdvertiseURL), sch)
+	if err != nil {
+		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")
+		os.Exit(1)
+	}
+
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                  scheme.New(),
+		Scheme:                  sch,
 		Metrics:                 metricsOpts,
 		WebhookServer:           webhook.NewServer(webhookOpts),
 		HealthProbeBindAddress:  probeAddr,
@@ -262,8 +289,8 @@ func main() {
 		RetryPeriod:             &retryPeriod,
 		// Step down at once on SIGTERM, so a new leader takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         engine.CacheOptions(ownedTypes(certManager)...),
-		Controller:                    config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles},
+		Cache:                         engine.CacheOptions(cacheSettings, ownedTypes(certManager)...),
+		Controller:                    config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles, GroupKindConcurrency: concurrency},
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to create manager")

@@ -34,7 +34,7 @@ import (
 // and register the reconciler. The manager runs until ctx ends.
 func (e *Env) StartController(ctx context.Context, owned []client.Object,
 	setup func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error) (*CountingClient, error) {
-	mgr, err := e.NewManager(ctrl.Options{Cache: engine.CacheOptions(owned...)})
+	mgr, err := e.NewManager(ctrl.Options{Cache: engine.CacheOptions(engine.CacheSettings{}, owned...)})
 	if err != nil {
 		return nil, err
 	}
