@@ -84,8 +84,11 @@ func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, rea
 	}
 	scheduled := podCondition(pod, corev1.PodScheduled)
 	if pod.Spec.NodeName == "" {
+		// Not placed yet is Pending, not Failed: it often resolves by
+		// itself — a volume still binding, a node being added, other
+		// pods going — and the scheduler keeps trying.
 		if scheduled != nil && scheduled.Status == corev1.ConditionFalse && scheduled.Reason == corev1.PodReasonUnschedulable {
-			return idev1alpha1.PhaseFailed, ReasonUnschedulable, scheduled.Message
+			return idev1alpha1.PhasePending, ReasonUnschedulable, scheduled.Message
 		}
 		return idev1alpha1.PhasePending, ReasonUnscheduled, "Waiting for the Pod to be scheduled"
 	}

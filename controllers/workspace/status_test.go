@@ -53,9 +53,9 @@ func TestPhase(t *testing.T) {
 	}{
 		{"started without a Pod yet is Pending", true, nil, idev1alpha1.PhasePending, ReasonCreatingPod},
 		{"an unscheduled Pod is Pending", true, podWith(func(*corev1.Pod) {}), idev1alpha1.PhasePending, ReasonUnscheduled},
-		{"a Pod the scheduler cannot place is Failed/Unschedulable", true, podWith(func(p *corev1.Pod) {
+		{"a Pod the scheduler cannot place yet is Pending/Unschedulable (a volume binding or a node coming resolves it)", true, podWith(func(p *corev1.Pod) {
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available"}}
-		}), idev1alpha1.PhaseFailed, ReasonUnschedulable},
+		}), idev1alpha1.PhasePending, ReasonUnschedulable},
 		{"a scheduled Pod pulling its image is Starting", true, podWith(waiting("ContainerCreating")), idev1alpha1.PhaseStarting, ReasonContainerCreating},
 		{"an image that cannot be pulled is Failed/ImagePullBackOff", true, podWith(waiting("ImagePullBackOff")), idev1alpha1.PhaseFailed, "ImagePullBackOff"},
 		{"a bad image name is Failed/InvalidImageName", true, podWith(waiting("InvalidImageName")), idev1alpha1.PhaseFailed, "InvalidImageName"},

@@ -203,10 +203,11 @@ type WorkspaceStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// phase: Pending (no Pod yet, or not scheduled), Starting (the IDE is
-	// starting and does not answer yet), Running (the Pod is Ready: the
-	// IDE answers its readiness probe), Stopping, Stopped, Failed (reason
-	// says why, e.g. ImagePullBackOff or Unschedulable).
+	// phase: Pending (no Pod yet, or not scheduled: reason Unschedulable
+	// while the scheduler cannot place it), Starting (the IDE is starting
+	// and does not answer yet), Running (the Pod is Ready: the IDE answers
+	// its readiness probe), Stopping, Stopped, Failed (reason says why,
+	// e.g. ImagePullBackOff or CrashLoopBackOff).
 	// +optional
 	Phase WorkspacePhase `json:"phase,omitempty"`
 
