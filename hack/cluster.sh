@@ -7,7 +7,8 @@
 #
 # Usage: hack/cluster.sh up|down|kubeconfig
 # Env:   CLUSTER_NAME (default kubeforge), CLUSTER_NODES (default 3),
-#        CLUSTER_VOLUMES (default 8)
+#        CLUSTER_VOLUMES (default 8), CLUSTER_SERVICE_CIDR (default: the API
+#        server's 10.0.0.0/24; applies when the cluster is created)
 #
 # kwok has no storage, so the cluster gets CLUSTER_VOLUMES hostPath
 # PersistentVolumes without a storage class, standing in for a provisioner:
@@ -24,6 +25,7 @@ cd "$(dirname "$0")/.."
 CLUSTER_NAME=${CLUSTER_NAME:-kubeforge}
 CLUSTER_NODES=${CLUSTER_NODES:-3}
 CLUSTER_VOLUMES=${CLUSTER_VOLUMES:-8}
+CLUSTER_SERVICE_CIDR=${CLUSTER_SERVICE_CIDR:-}
 CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
 export KWOK_WORKDIR="$CACHE_ROOT/kwok"
 KUBECONFIG_PATH="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/kubeconfig.yaml"
@@ -99,6 +101,7 @@ create() {
     --kwok-controller-binary "$bin/kwok" \
     --kubeconfig "$KUBECONFIG_PATH" \
     --config "$config" \
+    ${CLUSTER_SERVICE_CIDR:+--extra-args "kube-apiserver=service-cluster-ip-range=$CLUSTER_SERVICE_CIDR"} \
     --wait 3m >/dev/null 2>"$KWOK_WORKDIR/$CLUSTER_NAME-create.log" || {
       cat "$KWOK_WORKDIR/$CLUSTER_NAME-create.log" >&2
       log "FAILED to create cluster $CLUSTER_NAME"

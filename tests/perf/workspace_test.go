@@ -1,0 +1,180 @@
+/*
+Copyright 2026 The kubeforge Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package perf
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	idev1 "github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+)
+
+// WorkspaceFigures are the workspace-start part of the report, in
+// milliseconds: per Workspace, the create-and-wait call, the Pod's own
+// time (created → Ready, as a watch sees it) and the rest — what the
+// operator and its API add: before the Pod exists (API call, webhooks,
+// reconcile) and after it is Ready (reconcile, status write, the wait
+// noticing).
+type WorkspaceFigures struct {
+	Workspaces, Parallel  int
+	Call, Pod, Overhead   stats
+	BeforePod, AfterReady stats
+}
+
+// podTimes watches the Workspace Pods of ns and records, by Workspace,
+// when each was first seen and first seen Ready.
+type podTimes struct {
+	mu             sync.Mutex
+	created, ready map[string]time.Time
+}
+
+func watchPods(t *testing.T, kubeconfig, ns string) (*podTimes, func()) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{LabelSelector: idev1alpha1.WorkspaceLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := &podTimes{created: map[string]time.Time{}, ready: map[string]time.Time{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			now := time.Now()
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			ws := pod.Labels[idev1alpha1.WorkspaceLabel]
+			pt.mu.Lock()
+			if _, seen := pt.created[ws]; !seen {
+				pt.created[ws] = now
+			}
+			for _, c := range pod.Status.Conditions {
+				if _, seen := pt.ready[ws]; !seen && c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					pt.ready[ws] = now
+				}
+			}
+			pt.mu.Unlock()
+		}
+	}()
+	return pt, w.Stop
+}
+
+// measureWorkspaces creates n Workspaces through the API's gRPC
+// create-and-wait, parallel at a time, and compares each call with its
+// Pod's start.
+func measureWorkspaces(t *testing.T, e *env, apiPort, n, parallel int) WorkspaceFigures {
+	const ns = "ws"
+	namespace(t, e.c, ns)
+	kube := []string{"KUBECONFIG=" + e.kubeconfig}
+	run(t, kube, "kubectl", "create", "serviceaccount", "portal", "-n", ns)
+	run(t, kube, "kubectl", "create", "role", "portal", "-n", ns, "--verb=create,get,list", "--resource=workspaces.ide.kubeforge.io")
+	run(t, kube, "kubectl", "create", "rolebinding", "portal", "-n", ns, "--role=portal", "--serviceaccount="+ns+":portal")
+	token := strings.TrimSpace(run(t, kube, "kubectl", "create", "token", "portal", "-n", ns))
+	pods, stop := watchPods(t, e.kubeconfig, ns)
+	defer stop()
+
+	insecure := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the manager's API certificate is self-signed here
+	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", apiPort), grpc.WithTransportCredentials(credentials.NewTLS(insecure)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ide := idev1.NewCloudIdeServiceClient(conn)
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+	// One call first, so that the connection, the token's review and the
+	// first SubjectAccessReviews are not in the figures.
+	warm, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	if _, err := ide.CreateSpaceAndWaitForRunning(warm, &idev1.PodInfo{Namespace: ns, Name: "warm", User: "warm", Storage: "1Gi"}); err != nil {
+		t.Fatalf("create-and-wait: %v", err)
+	}
+	cancel()
+
+	started, returned := make([]time.Time, n), make([]time.Time, n)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				c, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				started[i] = time.Now()
+				info, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: ns, Name: fmt.Sprintf("w-%d", i), User: fmt.Sprintf("u%d", i), Storage: "1Gi"})
+				returned[i] = time.Now()
+				cancel()
+				if err == nil && info.GetPhase() != string(idev1alpha1.PhaseRunning) {
+					err = fmt.Errorf("w-%d returned in phase %s", i, info.GetPhase())
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("create-and-wait: %v", err)
+	}
+	// The watch may see the last Ready a moment after the call returned.
+	time.Sleep(time.Second)
+	pods.mu.Lock()
+	defer pods.mu.Unlock()
+	var call, pod, overhead, before, after []float64
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for i := range n {
+		name := fmt.Sprintf("w-%d", i)
+		created, ok1 := pods.created[name]
+		ready, ok2 := pods.ready[name]
+		if !ok1 || !ok2 {
+			t.Fatalf("the watch never saw %s's Pod Ready", name)
+		}
+		call = append(call, ms(returned[i].Sub(started[i])))
+		pod = append(pod, ms(ready.Sub(created)))
+		overhead = append(overhead, call[i]-pod[i])
+		before = append(before, ms(created.Sub(started[i])))
+		after = append(after, ms(returned[i].Sub(ready)))
+	}
+	return WorkspaceFigures{Workspaces: n, Parallel: parallel, Call: summarize(call), Pod: summarize(pod),
+		Overhead: summarize(overhead), BeforePod: summarize(before), AfterReady: summarize(after)}
+}
