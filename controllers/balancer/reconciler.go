@@ -25,7 +25,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -105,19 +105,17 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 
 	conf := NginxConf(spec, r.renderOptions())
 	o.configHash = ConfigHash(conf)
-	if _, err := r.Engine.Apply(ctx, b, DesiredObjects(spec, conf),
-		&corev1.ServiceList{}, &corev1.ConfigMapList{}, &appsv1.DeploymentList{}); err != nil {
+	res, err := r.Engine.Apply(ctx, b, DesiredObjects(spec, conf),
+		&corev1.ServiceList{}, &corev1.ConfigMapList{}, &appsv1.DeploymentList{})
+	if err != nil {
 		o.applyErr = err
 		r.Engine.Warn(b, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, fmt.Errorf("applying Balancer objects: %w", err)
 	}
 
-	dep := &appsv1.Deployment{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: ProxyName(b)}, dep); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return o, fmt.Errorf("reading the proxy Deployment: %w", err)
-		}
-	} else {
+	// The proxy as Apply left it, not a cache that may not have it yet.
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: ProxyName(b)}}
+	if res.LiveObject(r.Engine.Scheme, dep) {
 		o.proxy = dep
 	}
 

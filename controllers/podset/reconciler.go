@@ -24,7 +24,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,18 +90,17 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) (ob
 		return o, nil
 	}
 
-	if _, err := r.Engine.Apply(ctx, ps, DesiredObjects(defaulted), &appsv1.DeploymentList{}); err != nil {
+	res, err := r.Engine.Apply(ctx, ps, DesiredObjects(defaulted), &appsv1.DeploymentList{})
+	if err != nil {
 		o.applyErr = err
 		r.Engine.Warn(ps, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, fmt.Errorf("applying PodSet objects: %w", err)
 	}
 
-	dep := &appsv1.Deployment{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}, dep); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return o, fmt.Errorf("reading Deployment: %w", err)
-		}
-	} else {
+	// The Deployment as Apply left it: just created, the cache would not
+	// have it yet, and the status would say so for one extra write.
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ps.Namespace, Name: ps.Name}}
+	if res.LiveObject(r.Engine.Scheme, dep) {
 		o.deployment = dep
 	}
 

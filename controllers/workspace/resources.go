@@ -87,10 +87,12 @@ func URL(ws *idev1alpha1.Workspace) string {
 // alone: the home volume and the Service always, the Pod while started,
 // the Ingress and (with certManager) the Certificate when asked for.
 func DesiredObjects(ws *idev1alpha1.Workspace, certManager bool) []client.Object {
-	objs := []client.Object{PVC(ws), Service(ws)}
+	// The Pod right after its volume: it is what the user waits for.
+	objs := []client.Object{PVC(ws)}
 	if Started(ws) {
 		objs = append(objs, Pod(ws))
 	}
+	objs = append(objs, Service(ws))
 	if ws.Spec.Ingress != nil {
 		objs = append(objs, Ingress(ws))
 		if ws.Spec.Ingress.TLS != nil && certManager {

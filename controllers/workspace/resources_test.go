@@ -45,16 +45,16 @@ func TestDesiredObjects(t *testing.T) {
 		certManager bool
 		want        []string
 	}{
-		{"a started workspace has its volume, Service and Pod", workspace(nil), true,
-			[]string{"PersistentVolumeClaim/alice-home", "Service/alice", "Pod/alice"}},
+		{"a started workspace has its volume, then its Pod (what the user waits for), then its Service", workspace(nil), true,
+			[]string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice"}},
 		{"a stopped workspace keeps its volume and Service only", workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Started = &stopped }), true,
 			[]string{"PersistentVolumeClaim/alice-home", "Service/alice"}},
 		{"an ingress with TLS adds the Ingress and the Certificate", workspace(func(ws *idev1alpha1.Workspace) {
 			ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{Host: "alice.ide.example.com", TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt"}}}
-		}), true, []string{"PersistentVolumeClaim/alice-home", "Service/alice", "Pod/alice", "Ingress/alice", "Certificate/alice-tls"}},
+		}), true, []string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice", "Ingress/alice", "Certificate/alice-tls"}},
 		{"without cert-manager there is no Certificate", workspace(func(ws *idev1alpha1.Workspace) {
 			ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{Host: "alice.ide.example.com", TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt"}}}
-		}), false, []string{"PersistentVolumeClaim/alice-home", "Service/alice", "Pod/alice", "Ingress/alice"}},
+		}), false, []string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice", "Ingress/alice"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

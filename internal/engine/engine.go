@@ -35,6 +35,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -118,6 +119,26 @@ type Engine struct {
 type Result struct {
 	// Created, Updated, Unchanged and Pruned hold "Kind/name" entries.
 	Created, Updated, Unchanged, Pruned []string
+	// Live holds, by "Kind/name", each desired object as it is now: the API
+	// server's answer for those created or updated, the cached copy for the
+	// unchanged. Status computed from it does not lag behind this
+	// reconcile's own writes, as a read from the cache right after would.
+	Live map[string]client.Object
+}
+
+// LiveObject copies into obj the live version of the desired object with
+// obj's kind and name, and reports whether Apply had one.
+func (r Result) LiveObject(s *runtime.Scheme, obj client.Object) bool {
+	gvk, err := apiutil.GVKForObject(obj, s)
+	if err != nil {
+		return false
+	}
+	live, ok := r.Live[objectKey(gvk, obj.GetName())]
+	if !ok || reflect.TypeOf(live) != reflect.TypeOf(obj) {
+		return false
+	}
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(live.DeepCopyObject()).Elem())
+	return true
 }
 
 // Writes is the number of API writes Apply made.
@@ -142,18 +163,21 @@ func CommonLabels(owner client.Object, component string) map[string]string {
 // Errors of individual objects are aggregated; Apply still tries every
 // object, so one bad object does not stop the others from converging.
 func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []client.Object, ownedTypes ...client.ObjectList) (Result, error) {
-	var res Result
+	res := Result{Live: map[string]client.Object{}}
 	var errs []error
 	keep := map[string]bool{}
 
 	for _, obj := range desired {
-		key, outcome, err := e.applyOne(ctx, owner, obj)
+		key, outcome, live, err := e.applyOne(ctx, owner, obj)
 		if key != "" {
 			keep[key] = true
 		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if live != nil {
+			res.Live[key] = live
 		}
 		switch outcome {
 		case created:
@@ -185,11 +209,11 @@ const (
 	updated
 )
 
-func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.Object) (string, outcome, error) {
+func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.Object) (string, outcome, client.Object, error) {
 	log := logf.FromContext(ctx)
 	gvk, err := apiutil.GVKForObject(obj, e.Scheme)
 	if err != nil {
-		return "", unchanged, fmt.Errorf("finding the kind of %T: %w", obj, err)
+		return "", unchanged, nil, fmt.Errorf("finding the kind of %T: %w", obj, err)
 	}
 	if obj.GetNamespace() == "" {
 		obj.SetNamespace(owner.GetNamespace())
@@ -209,17 +233,17 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	obj.SetLabels(labels)
 	if obj.GetAnnotations()[AnnotationRetain] != "true" {
 		if err := controllerutil.SetControllerReference(owner, obj, e.Scheme); err != nil {
-			return key, unchanged, fmt.Errorf("setting owner of %s: %w", key, err)
+			return key, unchanged, nil, fmt.Errorf("setting owner of %s: %w", key, err)
 		}
 	}
 
 	want, err := toComparable(obj)
 	if err != nil {
-		return key, unchanged, err
+		return key, unchanged, nil, err
 	}
 	hash, err := hashOf(want)
 	if err != nil {
-		return key, unchanged, err
+		return key, unchanged, nil, err
 	}
 	md, _ := want["metadata"].(map[string]any)
 	mdAnnotations, _ := md["annotations"].(map[string]any)
@@ -231,36 +255,36 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 
 	live, err := e.Scheme.New(gvk)
 	if err != nil {
-		return key, unchanged, fmt.Errorf("creating an empty %s: %w", gvk.Kind, err)
+		return key, unchanged, nil, fmt.Errorf("creating an empty %s: %w", gvk.Kind, err)
 	}
 	liveObj := live.(client.Object)
 	exists, diff := true, ""
 	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), liveObj); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return key, unchanged, fmt.Errorf("reading %s: %w", key, err)
+			return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, err)
 		}
 		exists = false
 	}
 	if exists {
 		if ref := metav1.GetControllerOf(liveObj); ref != nil && ref.UID != owner.GetUID() {
-			return key, unchanged, fmt.Errorf("%s exists and is controlled by %s %s, not by this %s",
+			return key, unchanged, nil, fmt.Errorf("%s exists and is controlled by %s %s, not by this %s",
 				key, ref.Kind, ref.Name, owner.GetObjectKind().GroupVersionKind().Kind)
 		}
 		if obj.GetAnnotations()[AnnotationCreateOnly] == "true" {
-			return key, unchanged, nil
+			return key, unchanged, liveObj, nil
 		}
 		if liveObj.GetDeletionTimestamp() != nil {
 			// It is going away; the delete event brings us back to create it anew.
 			log.V(1).Info("Waiting for owned object to be deleted", "object", key)
-			return key, unchanged, nil
+			return key, unchanged, liveObj, nil
 		}
 		have, err := toComparable(liveObj)
 		if err != nil {
-			return key, unchanged, err
+			return key, unchanged, nil, err
 		}
 		diff = difference(have, want, "")
 		if diff == "" {
-			return key, unchanged, nil
+			return key, unchanged, liveObj, nil
 		}
 	}
 
@@ -278,34 +302,49 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		// item next to theirs and the result is invalid. Replace the object
 		// with ours laid over the live one instead: our lists win whole.
 		log.Info("Replacing owned object after apply was refused", "object", key, "error", err.Error())
-		err = e.replace(ctx, liveObj, want, gvk)
+		u, err = e.replace(ctx, liveObj, want, gvk)
 	}
 	if err != nil {
 		verb := "updating"
 		if !exists {
 			verb = "creating"
 		}
-		return key, unchanged, fmt.Errorf("%s %s: %w", verb, key, err)
+		return key, unchanged, nil, fmt.Errorf("%s %s: %w", verb, key, err)
 	}
+	written := e.typed(gvk, u)
 	if exists {
 		e.event(owner, obj, "Updated", "Update", "Updated %s", key)
-		return key, updated, nil
+		return key, updated, written, nil
 	}
 	e.event(owner, obj, "Created", "Create", "Created %s", key)
-	return key, created, nil
+	return key, created, written, nil
+}
+
+// typed converts the API server's answer into its Go type; nil when it
+// cannot, which only costs the caller a fresher view.
+func (e *Engine) typed(gvk schema.GroupVersionKind, u *unstructured.Unstructured) client.Object {
+	obj, err := e.Scheme.New(gvk)
+	if err != nil {
+		return nil
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return nil
+	}
+	co, _ := obj.(client.Object)
+	return co
 }
 
 // replace updates live to hold want: maps are merged (so fields the API
 // server or others set stay), everything else is taken from want.
-func (e *Engine) replace(ctx context.Context, live client.Object, want map[string]any, gvk schema.GroupVersionKind) error {
+func (e *Engine) replace(ctx context.Context, live client.Object, want map[string]any, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
 	base, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	delete(base, "status")
 	u := &unstructured.Unstructured{Object: overlay(base, want).(map[string]any)}
 	u.SetGroupVersionKind(gvk)
-	return e.Client.Update(ctx, u, client.FieldOwner(FieldOwner))
+	return u, e.Client.Update(ctx, u, client.FieldOwner(FieldOwner))
 }
 
 func (e *Engine) prune(ctx context.Context, owner client.Object, keep map[string]bool, ownedTypes []client.ObjectList) ([]string, error) {

@@ -113,6 +113,35 @@ var _ = Describe("Engine", func() {
 			Expect(counting.Writes()).To(BeEmpty())
 		})
 
+		It("should give back each object as the API server answered, or as cached when unchanged", func() {
+			owner := newOwner("live")
+			res, err := eng.Apply(ctx, owner, []client.Object{service("live-a", 80, nil)}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Created).To(Equal([]string{"Service/live-a"}))
+			// The server's answer: it has a UID, a resourceVersion and the
+			// ClusterIP the API server allocated, none of which the desired
+			// object had.
+			created := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "live-a"}}
+			Expect(res.LiveObject(env.Scheme, created)).To(BeTrue())
+			Expect(created.UID).NotTo(BeEmpty())
+			Expect(created.ResourceVersion).NotTo(BeEmpty())
+			Expect(created.Spec.ClusterIP).NotTo(BeEmpty())
+			Expect(metav1.IsControlledBy(created, owner)).To(BeTrue())
+
+			Eventually(func() error { return env.Client.Get(ctx, client.ObjectKeyFromObject(created), &corev1.Service{}) }).Should(Succeed())
+			res, err = eng.Apply(ctx, owner, []client.Object{service("live-a", 80, nil)}, &corev1.ServiceList{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Unchanged).To(Equal([]string{"Service/live-a"}))
+			unchanged := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "live-a"}}
+			Expect(res.LiveObject(env.Scheme, unchanged)).To(BeTrue())
+			Expect(unchanged.UID).To(Equal(created.UID))
+			Expect(unchanged.Spec.ClusterIP).To(Equal(created.Spec.ClusterIP))
+
+			// Another kind or name is not there.
+			Expect(res.LiveObject(env.Scheme, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "other"}})).To(BeFalse())
+			Expect(res.LiveObject(env.Scheme, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "live-a"}})).To(BeFalse())
+		})
+
 		It("should apply a retained object without an owner reference, never prune it, and move it between the two", func() {
 			owner := newOwner("retain")
 			kept := func() *corev1.Service { s := service("retain-a", 80, nil); engine.Retain(s); return s }

@@ -722,7 +722,9 @@ func markdown(r Result) string {
 	p("| the call, until it returned Running | %s |\n", f(ws.Call, " ms"))
 	p("| the Pod, from created to Ready | %s |\n", f(ws.Pod, " ms"))
 	p("| overhead: the call minus the Pod's own time | %s — %s |\n", f(ws.Overhead, " ms"), verdict(ws.Overhead.Median, 100, " ms"))
-	p("| of which before the Pod existed (API, webhooks, reconcile) | %s |\n", f(ws.BeforePod, " ms"))
+	p("| of which before the Pod existed | %s |\n", f(ws.BeforePod, " ms"))
+	p("| — the call until a watch saw the Workspace (authorisation, API server, webhooks) | %s |\n", f(ws.UntilWorkspace, " ms"))
+	p("| — from there until a watch saw its Pod (the reconcile: volume claim, Pod) | %s |\n", f(ws.UntilPod, " ms"))
 	p("| of which after the Pod was Ready (reconcile, status write, the wait noticing) | %s |\n", f(ws.AfterReady, " ms"))
 	return b.String()
 }

@@ -33,9 +33,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	idev1 "github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+	"github.com/kubeforge/kubeforge/internal/scheme"
 )
 
 // WorkspaceFigures are the workspace-start part of the report, in
@@ -48,13 +50,16 @@ type WorkspaceFigures struct {
 	Workspaces, Parallel  int
 	Call, Pod, Overhead   stats
 	BeforePod, AfterReady stats
+	// BeforePod split: the API call until a watch sees the Workspace,
+	// and from there until it sees the Pod.
+	UntilWorkspace, UntilPod stats
 }
 
 // podTimes watches the Workspace Pods of ns and records, by Workspace,
 // when each was first seen and first seen Ready.
 type podTimes struct {
-	mu             sync.Mutex
-	created, ready map[string]time.Time
+	mu                        sync.Mutex
+	workspace, created, ready map[string]time.Time
 }
 
 func watchPods(t *testing.T, kubeconfig, ns string) (*podTimes, func()) {
@@ -70,7 +75,27 @@ func watchPods(t *testing.T, kubeconfig, ns string) (*podTimes, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt := &podTimes{created: map[string]time.Time{}, ready: map[string]time.Time{}}
+	pt := &podTimes{workspace: map[string]time.Time{}, created: map[string]time.Time{}, ready: map[string]time.Time{}}
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ww, err := wc.Watch(context.Background(), &idev1alpha1.WorkspaceList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for ev := range ww.ResultChan() {
+			now := time.Now()
+			if ws, ok := ev.Object.(*idev1alpha1.Workspace); ok {
+				pt.mu.Lock()
+				if _, seen := pt.workspace[ws.Name]; !seen {
+					pt.workspace[ws.Name] = now
+				}
+				pt.mu.Unlock()
+			}
+		}
+	}()
 	go func() {
 		for ev := range w.ResultChan() {
 			now := time.Now()
@@ -91,7 +116,7 @@ func watchPods(t *testing.T, kubeconfig, ns string) (*podTimes, func()) {
 			pt.mu.Unlock()
 		}
 	}()
-	return pt, w.Stop
+	return pt, func() { w.Stop(); ww.Stop() }
 }
 
 // measureWorkspaces creates n Workspaces through the API's gRPC
@@ -160,13 +185,14 @@ func measureWorkspaces(t *testing.T, e *env, apiPort, n, parallel int) Workspace
 	time.Sleep(time.Second)
 	pods.mu.Lock()
 	defer pods.mu.Unlock()
-	var call, pod, overhead, before, after []float64
+	var call, pod, overhead, before, after, untilWS, untilPod []float64
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for i := range n {
 		name := fmt.Sprintf("w-%d", i)
 		created, ok1 := pods.created[name]
 		ready, ok2 := pods.ready[name]
-		if !ok1 || !ok2 {
+		seen, ok3 := pods.workspace[name]
+		if !ok1 || !ok2 || !ok3 {
 			t.Fatalf("the watch never saw %s's Pod Ready", name)
 		}
 		call = append(call, ms(returned[i].Sub(started[i])))
@@ -174,7 +200,10 @@ func measureWorkspaces(t *testing.T, e *env, apiPort, n, parallel int) Workspace
 		overhead = append(overhead, call[i]-pod[i])
 		before = append(before, ms(created.Sub(started[i])))
 		after = append(after, ms(returned[i].Sub(ready)))
+		untilWS = append(untilWS, ms(seen.Sub(started[i])))
+		untilPod = append(untilPod, ms(created.Sub(seen)))
 	}
 	return WorkspaceFigures{Workspaces: n, Parallel: parallel, Call: summarize(call), Pod: summarize(pod),
-		Overhead: summarize(overhead), BeforePod: summarize(before), AfterReady: summarize(after)}
+		Overhead: summarize(overhead), BeforePod: summarize(before), AfterReady: summarize(after),
+		UntilWorkspace: summarize(untilWS), UntilPod: summarize(untilPod)}
 }
