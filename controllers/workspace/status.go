@@ -26,6 +26,7 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	webhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 )
 
 // Reasons specific to Workspaces.
@@ -99,6 +100,21 @@ func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, rea
 		return idev1alpha1.PhaseStarting, ReasonNotAnswering, "The IDE runs but does not answer its readiness probe yet"
 	}
 	return idev1alpha1.PhaseStarting, ReasonContainerCreating, "Pulling the image and starting the IDE"
+}
+
+// RunningPod reports whether pod is the Pod the Workspace's current spec
+// asks for, controlled by it, and Ready: what the controller reports as
+// Running at its next status write. The API's create-and-wait answers from
+// it without waiting for that write.
+func RunningPod(ws *idev1alpha1.Workspace, pod *corev1.Pod) bool {
+	spec := ws.DeepCopy()
+	webhooks.DefaultWorkspace(spec)
+	if !Started(spec) || pod == nil || pod.DeletionTimestamp != nil || !metav1.IsControlledBy(pod, ws) ||
+		pod.Annotations[PodHashAnnotation] != Pod(spec).Annotations[PodHashAnnotation] {
+		return false
+	}
+	phase, _, _ := Phase(true, pod)
+	return phase == idev1alpha1.PhaseRunning
 }
 
 func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {

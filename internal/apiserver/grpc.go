@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 )
 
@@ -140,10 +141,13 @@ func info(ws *idev1alpha1.Workspace) *idev1.PodSpaceInfo {
 func (i *ideService) CreateSpaceAndWaitForRunning(ctx context.Context, in *idev1.PodInfo) (*idev1.PodSpaceInfo, error) {
 	s := i.s
 	ns, name := in.GetNamespace(), in.GetName()
+	// Both reviews at once: each is a round trip to the API server.
+	getAllowed := make(chan error, 1)
+	go func() { getAllowed <- s.authorize(ctx, "get", ns, name) }()
 	if err := s.authorize(ctx, "create", ns, name); err != nil {
 		return nil, grpcError(err)
 	}
-	if err := s.authorize(ctx, "get", ns, name); err != nil {
+	if err := <-getAllowed; err != nil {
 		return nil, grpcError(err)
 	}
 	if deadline, has := ctx.Deadline(); has {
@@ -169,28 +173,41 @@ func (i *ideService) CreateSpaceAndWaitForRunning(ctx context.Context, in *idev1
 }
 
 func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*idev1.PodSpaceInfo, error) {
-	inf, err := s.Cache.GetInformer(ctx, &idev1alpha1.Workspace{})
-	if err != nil {
-		return nil, grpcError(fmt.Errorf("watching workspaces: %w", err))
-	}
 	changed := make(chan struct{}, 1)
 	notify := func(obj any) {
-		if o, ok := obj.(client.Object); ok && o.GetNamespace() == key.Namespace && o.GetName() == key.Name {
+		o, ok := obj.(client.Object)
+		if tomb, isTomb := obj.(toolscache.DeletedFinalStateUnknown); isTomb {
+			o, ok = tomb.Obj.(client.Object)
+		}
+		if !ok || o.GetNamespace() != key.Namespace {
+			return
+		}
+		// The Workspace, or its Pod (named like it).
+		if o.GetName() == key.Name {
 			select {
 			case changed <- struct{}{}:
 			default:
 			}
 		}
 	}
-	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    notify,
-		UpdateFunc: func(_, obj any) { notify(obj) },
-		DeleteFunc: notify,
-	})
-	if err != nil {
-		return nil, grpcError(err)
+	// Both shared informers: the Workspace's status, and its Pod, whose
+	// Ready is what Running means — answering from it saves waiting for
+	// the controller's status write and its watch event.
+	for _, obj := range []client.Object{&idev1alpha1.Workspace{}, &corev1.Pod{}} {
+		inf, err := s.Cache.GetInformer(ctx, obj)
+		if err != nil {
+			return nil, grpcError(fmt.Errorf("watching %T: %w", obj, err))
+		}
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    notify,
+			UpdateFunc: func(_, obj any) { notify(obj) },
+			DeleteFunc: notify,
+		})
+		if err != nil {
+			return nil, grpcError(err)
+		}
+		defer func() { _ = inf.RemoveEventHandler(reg) }()
 	}
-	defer func() { _ = inf.RemoveEventHandler(reg) }()
 
 	phase := idev1alpha1.WorkspacePhase("")
 	reason := ""
@@ -205,6 +222,12 @@ func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*id
 		case err == nil:
 			phase, reason = ws.Status.Phase, ws.Status.Reason
 			if phase == idev1alpha1.PhaseRunning {
+				return info(ws), nil
+			}
+			pod := &corev1.Pod{}
+			if err := s.Cache.Get(ctx, key, pod); err == nil && workspace.RunningPod(ws, pod) {
+				ws.Status.Phase, ws.Status.PodIP, ws.Status.NodeName = idev1alpha1.PhaseRunning, pod.Status.PodIP, pod.Spec.NodeName
+				ws.Status.URL = workspace.URL(ws)
 				return info(ws), nil
 			}
 			if phase == idev1alpha1.PhaseFailed {

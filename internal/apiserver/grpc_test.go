@@ -31,12 +31,17 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+	webhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 )
 
 func ideClient() (idev1.CloudIdeServiceClient, *grpc.ClientConn) {
@@ -151,6 +156,55 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		}).Should(BeTrue())
 		_, err = ide.GetPodSpaceStatus(c, &idev1.QueryOption{Namespace: "ide", Name: "alice"})
 		Expect(code(err)).To(Equal(codes.NotFound))
+	})
+
+	It("should answer Running once the Workspace's current Pod is Ready, before the controller writes the status", func() {
+		done := make(chan *idev1.PodSpaceInfo, 1)
+		go func() {
+			defer GinkgoRecover()
+			c, cancel := as(dev, 30*time.Second)
+			defer cancel()
+			info, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "quick", User: "quick"})
+			Expect(err).NotTo(HaveOccurred())
+			done <- info
+		}()
+		ws := &idev1alpha1.Workspace{}
+		Eventually(func() error { return k8sClient.Get(ctx, types.NamespacedName{Namespace: "ide", Name: "quick"}, ws) }).Should(Succeed())
+		// Play the controller and the kubelet: the Pod the spec asks for,
+		// owned by the Workspace — first one from an older spec, Ready.
+		stale := ws.DeepCopy()
+		stale.Spec.Image = "registry.example.com/old-ide:1"
+		pod := workspace.Pod(stale)
+		pod.Spec.NodeName = "node-2"
+		Expect(controllerutil.SetControllerReference(ws, pod, k8sClient.Scheme())).To(Succeed())
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		ready := func(p *corev1.Pod) {
+			p.Status.PodIP = "10.9.8.7"
+			p.Status.Phase = corev1.PodRunning
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+			Expect(k8sClient.Status().Update(ctx, p)).To(Succeed())
+		}
+		ready(pod)
+		Consistently(done, "1s").ShouldNot(Receive(), "a Ready Pod from an older spec is not the Workspace running")
+
+		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})) }).Should(BeTrue())
+		current := ws.DeepCopy()
+		webhooks.DefaultWorkspace(current)
+		pod = workspace.Pod(current)
+		pod.Spec.NodeName = "node-2"
+		Expect(controllerutil.SetControllerReference(ws, pod, k8sClient.Scheme())).To(Succeed())
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		Consistently(done, "1s").ShouldNot(Receive(), "not Ready yet")
+		ready(pod)
+		var info *idev1.PodSpaceInfo
+		Eventually(done).Should(Receive(&info))
+		Expect(info.GetPhase()).To(Equal("Running"))
+		Expect(info.GetPodIp()).To(Equal("10.9.8.7"))
+		Expect(info.GetNodeName()).To(Equal("node-2"))
+		Expect(info.GetUrl()).To(Equal("http://quick.ide.svc:8080"))
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "ide", Name: "quick"}, ws)).To(Succeed())
+		Expect(ws.Status.Phase).To(BeEmpty(), "nothing wrote the status: the answer came from the Pod")
 	})
 
 	It("should end a wait at the caller's deadline with DEADLINE_EXCEEDED and the phase reached", func() {
