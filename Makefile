@@ -91,11 +91,11 @@ test-e2e: test-binaries test-deps build ## End-to-end tests against a local kwok
 	PATH="$(BIN_DIR):$$PATH" go test ./tests/e2e/... -count=1 -timeout 30m -v -ginkgo.v $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 
 .PHONY: test-perf
-test-perf: test-binaries build ## The performance harness at N = 20, one run, so that it cannot rot (figures in tests/perf/out).
-	go test ./tests/perf/ -count=1 -timeout 20m -v -args -perf.n=20 -perf.reps=1
+test-perf: test-binaries build ## The performance harness at N = 20, one run, 5 s webhook loads, so that it cannot rot (figures in tests/perf/out).
+	go test ./tests/perf/ -count=1 -timeout 20m -v -args -perf.n=20 -perf.reps=1 -perf.webhook-seconds=5
 
 .PHONY: perf
-perf: test-binaries build ## The performance harness at N = 300, three runs; writes tests/perf/REPORT.md and report.json.
+perf: test-binaries build ## The performance harness at N = 300, three runs (≈ 40 min on 2 cores); writes tests/perf/REPORT.md and report.json.
 	go test ./tests/perf/ -count=1 -timeout 90m -v -args -perf.n=300 -perf.reps=3 -perf.report=$(CURDIR)/tests/perf
 
 .PHONY: test-olm

@@ -60,6 +60,8 @@ var (
 	report         = flag.String("perf.report", "", "where to write REPORT.md and report.json; tests/perf/out when empty")
 	webhookSeconds = flag.Int("perf.webhook-seconds", 60, "how long each webhook load runs")
 	webhookClients = flag.Int("perf.webhook-clients", 50, "concurrent clients of the webhook load")
+	parts          = flag.String("perf.parts", "convergence,api,scaling", "the parts to run: convergence (with writes), api (workspace start and webhooks), scaling (with memory)")
+	managerFlags   = flag.String("perf.manager-flags", "", "extra flags for every start of the manager, space-separated, e.g. \"--kube-api-qps=100\"")
 )
 
 var root = testenv.RepoRoot()
@@ -152,7 +154,8 @@ func (e *env) startManager() {
 	args := []string{"--kubeconfig", e.kubeconfig, "--enable-webhooks=false",
 		"--metrics-secure=false", "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", e.metrics),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", e.probe), "--api-bind-address", "0"}
-	e.manager = exec.Command(filepath.Join(root, "bin/manager"), append(args, e.extra...)...)
+	args = append(append(args, strings.Fields(*managerFlags)...), e.extra...)
+	e.manager = exec.Command(filepath.Join(root, "bin/manager"), args...)
 	e.manager.Stdout, e.manager.Stderr = f, f
 	if err := e.manager.Start(); err != nil {
 		t.Fatal(err)
@@ -479,6 +482,7 @@ func summarize(xs []float64) stats {
 type Result struct {
 	N, Reps                  int
 	Machine, Commit, Date    string
+	Parts, ManagerFlags      string
 	PodSetSeconds            stats
 	DeploymentSeconds        stats
 	Ratio                    stats
@@ -502,6 +506,16 @@ type Result struct {
 	Memory                   MemoryFigures
 }
 
+// part reports whether -perf.parts asks for the named part.
+func part(name string) bool {
+	for _, p := range strings.Split(*parts, ",") {
+		if strings.TrimSpace(p) == name {
+			return true
+		}
+	}
+	return false
+}
+
 func TestPerformance(t *testing.T) {
 	// kwok nodes hold 110 pods: room for the last run's PodSets, the
 	// Platforms and Balancers and their floors side by side, and for the
@@ -512,114 +526,121 @@ func TestPerformance(t *testing.T) {
 	res := Result{N: *n, Reps: *reps, MinimumWritesPerPodSet: 2, Date: time.Now().UTC().Format(time.RFC3339),
 		Machine: fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())}
 	res.Commit = strings.TrimSpace(run(t, nil, "git", "rev-parse", "--short", "HEAD"))
-	var psSecs, depSecs, ratios, writesPer []float64
-	for r := range *reps {
-		// Alternate which goes first, so neither always meets a warmer cluster.
-		psNS, depNS := fmt.Sprintf("ps-%d", r), fmt.Sprintf("dep-%d", r)
-		namespace(t, e.c, psNS)
-		namespace(t, e.c, depNS)
-		var ps, dep time.Duration
-		w0, _ := e.scrape()
-		if r%2 == 0 {
-			ps = convergePodSets(t, e.c, psNS, *n)
-			w1, _ := e.scrape()
-			writesPer = append(writesPer, (w1-w0)/float64(*n))
-			dep = convergeDeployments(t, e.c, depNS, *n)
-		} else {
-			dep = convergeDeployments(t, e.c, depNS, *n)
-			w0, _ = e.scrape()
-			ps = convergePodSets(t, e.c, psNS, *n)
-			w1, _ := e.scrape()
-			writesPer = append(writesPer, (w1-w0)/float64(*n))
+	res.Parts, res.ManagerFlags = *parts, *managerFlags
+	if part("convergence") {
+		var psSecs, depSecs, ratios, writesPer []float64
+		for r := range *reps {
+			// Alternate which goes first, so neither always meets a warmer cluster.
+			psNS, depNS := fmt.Sprintf("ps-%d", r), fmt.Sprintf("dep-%d", r)
+			namespace(t, e.c, psNS)
+			namespace(t, e.c, depNS)
+			var ps, dep time.Duration
+			w0, _ := e.scrape()
+			if r%2 == 0 {
+				ps = convergePodSets(t, e.c, psNS, *n)
+				w1, _ := e.scrape()
+				writesPer = append(writesPer, (w1-w0)/float64(*n))
+				dep = convergeDeployments(t, e.c, depNS, *n)
+			} else {
+				dep = convergeDeployments(t, e.c, depNS, *n)
+				w0, _ = e.scrape()
+				ps = convergePodSets(t, e.c, psNS, *n)
+				w1, _ := e.scrape()
+				writesPer = append(writesPer, (w1-w0)/float64(*n))
+			}
+			psSecs = append(psSecs, ps.Seconds())
+			depSecs = append(depSecs, dep.Seconds())
+			ratios = append(ratios, ps.Seconds()/dep.Seconds())
+			t.Logf("run %d: %d PodSets Ready in %s, %d Deployments Available in %s (ratio %.2f), %.2f writes per PodSet",
+				r+1, *n, ps.Round(time.Millisecond), *n, dep.Round(time.Millisecond), ps.Seconds()/dep.Seconds(), writesPer[len(writesPer)-1])
+			// The last run's PodSets stay for the writes at rest.
+			dropNamespace(t, e.c, depNS)
+			if r < *reps-1 {
+				dropNamespace(t, e.c, psNS)
+			}
 		}
-		psSecs = append(psSecs, ps.Seconds())
-		depSecs = append(depSecs, dep.Seconds())
-		ratios = append(ratios, ps.Seconds()/dep.Seconds())
-		t.Logf("run %d: %d PodSets Ready in %s, %d Deployments Available in %s (ratio %.2f), %.2f writes per PodSet",
-			r+1, *n, ps.Round(time.Millisecond), *n, dep.Round(time.Millisecond), ps.Seconds()/dep.Seconds(), writesPer[len(writesPer)-1])
-		// The last run's PodSets stay for the writes at rest.
-		dropNamespace(t, e.c, depNS)
-		if r < *reps-1 {
-			dropNamespace(t, e.c, psNS)
-		}
-	}
-	res.PodSetSeconds, res.DeploymentSeconds, res.Ratio, res.WritesPerPodSet = summarize(psSecs), summarize(depSecs), summarize(ratios), summarize(writesPer)
+		res.PodSetSeconds, res.DeploymentSeconds, res.Ratio, res.WritesPerPodSet = summarize(psSecs), summarize(depSecs), summarize(ratios), summarize(writesPer)
 
-	// Platforms of four components against the 4 × as many Deployments,
-	// and Balancers against what they amount to, created directly.
-	res.Platforms, res.Balancers = max(1, *n/6), max(1, *n/3)
-	var plSecs, plFloor, plRatio, bSecs, bFloor, bRatio []float64
-	for r := range *reps {
-		plNS, plFloorNS, bNS, bFloorNS := fmt.Sprintf("pl-%d", r), fmt.Sprintf("plf-%d", r), fmt.Sprintf("bal-%d", r), fmt.Sprintf("balf-%d", r)
-		for _, ns := range []string{plNS, plFloorNS, bNS, bFloorNS} {
-			namespace(t, e.c, ns)
+		// Platforms of four components against the 4 × as many Deployments,
+		// and Balancers against what they amount to, created directly.
+		res.Platforms, res.Balancers = max(1, *n/6), max(1, *n/3)
+		var plSecs, plFloor, plRatio, bSecs, bFloor, bRatio []float64
+		for r := range *reps {
+			plNS, plFloorNS, bNS, bFloorNS := fmt.Sprintf("pl-%d", r), fmt.Sprintf("plf-%d", r), fmt.Sprintf("bal-%d", r), fmt.Sprintf("balf-%d", r)
+			for _, ns := range []string{plNS, plFloorNS, bNS, bFloorNS} {
+				namespace(t, e.c, ns)
+			}
+			backendPods(t, e.c, bNS)
+			var pl, plf, b, bf time.Duration
+			if r%2 == 0 {
+				pl, plf = convergePlatforms(t, e.c, plNS, res.Platforms), convergeDeployments(t, e.c, plFloorNS, 4*res.Platforms)
+				b, bf = convergeBalancers(t, e.c, bNS, res.Balancers), balancerFloor(t, e.c, bFloorNS, res.Balancers)
+			} else {
+				plf, pl = convergeDeployments(t, e.c, plFloorNS, 4*res.Platforms), convergePlatforms(t, e.c, plNS, res.Platforms)
+				bf, b = balancerFloor(t, e.c, bFloorNS, res.Balancers), convergeBalancers(t, e.c, bNS, res.Balancers)
+			}
+			plSecs, plFloor, plRatio = append(plSecs, pl.Seconds()), append(plFloor, plf.Seconds()), append(plRatio, pl.Seconds()/plf.Seconds())
+			bSecs, bFloor, bRatio = append(bSecs, b.Seconds()), append(bFloor, bf.Seconds()), append(bRatio, b.Seconds()/bf.Seconds())
+			t.Logf("run %d: %d Platforms Running in %s, %d Deployments in %s; %d Balancers Ready in %s, their objects directly in %s",
+				r+1, res.Platforms, pl.Round(time.Millisecond), 4*res.Platforms, plf.Round(time.Millisecond), res.Balancers, b.Round(time.Millisecond), bf.Round(time.Millisecond))
+			if r < *reps-1 {
+				dropNamespace(t, e.c, plNS, plFloorNS, bNS, bFloorNS)
+			}
 		}
-		backendPods(t, e.c, bNS)
-		var pl, plf, b, bf time.Duration
-		if r%2 == 0 {
-			pl, plf = convergePlatforms(t, e.c, plNS, res.Platforms), convergeDeployments(t, e.c, plFloorNS, 4*res.Platforms)
-			b, bf = convergeBalancers(t, e.c, bNS, res.Balancers), balancerFloor(t, e.c, bFloorNS, res.Balancers)
-		} else {
-			plf, pl = convergeDeployments(t, e.c, plFloorNS, 4*res.Platforms), convergePlatforms(t, e.c, plNS, res.Platforms)
-			bf, b = balancerFloor(t, e.c, bFloorNS, res.Balancers), convergeBalancers(t, e.c, bNS, res.Balancers)
-		}
-		plSecs, plFloor, plRatio = append(plSecs, pl.Seconds()), append(plFloor, plf.Seconds()), append(plRatio, pl.Seconds()/plf.Seconds())
-		bSecs, bFloor, bRatio = append(bSecs, b.Seconds()), append(bFloor, bf.Seconds()), append(bRatio, b.Seconds()/bf.Seconds())
-		t.Logf("run %d: %d Platforms Running in %s, %d Deployments in %s; %d Balancers Ready in %s, their objects directly in %s",
-			r+1, res.Platforms, pl.Round(time.Millisecond), 4*res.Platforms, plf.Round(time.Millisecond), res.Balancers, b.Round(time.Millisecond), bf.Round(time.Millisecond))
-		if r < *reps-1 {
-			dropNamespace(t, e.c, plNS, plFloorNS, bNS, bFloorNS)
-		}
-	}
-	res.PlatformSeconds, res.PlatformFloorSeconds, res.PlatformRatio = summarize(plSecs), summarize(plFloor), summarize(plRatio)
-	res.BalancerSeconds, res.BalancerFloorSeconds, res.BalancerRatio = summarize(bSecs), summarize(bFloor), summarize(bRatio)
+		res.PlatformSeconds, res.PlatformFloorSeconds, res.PlatformRatio = summarize(plSecs), summarize(plFloor), summarize(plRatio)
+		res.BalancerSeconds, res.BalancerFloorSeconds, res.BalancerRatio = summarize(bSecs), summarize(bFloor), summarize(bRatio)
 
-	// Writes at rest: a fresh manager reconciles every object once (a full
-	// resync) and should write nothing.
-	e.stopManager()
-	e.startManager()
-	var writes, reconciles float64
-	waitFor(t, 5*time.Minute, "the restarted manager to reconcile every PodSet", func() bool {
+		// Writes at rest: a fresh manager reconciles every object once (a full
+		// resync) and should write nothing.
+		e.stopManager()
+		e.startManager()
+		var writes, reconciles float64
+		waitFor(t, 5*time.Minute, "the restarted manager to reconcile every PodSet", func() bool {
+			writes, reconciles = e.scrape()
+			return reconciles >= float64(*n+res.Platforms+res.Balancers)
+		})
+		time.Sleep(3 * time.Second)
 		writes, reconciles = e.scrape()
-		return reconciles >= float64(*n+res.Platforms+res.Balancers)
-	})
-	time.Sleep(3 * time.Second)
-	writes, reconciles = e.scrape()
-	res.WritesAtRest, res.ReconcilesAtRest = writes, reconciles
-	res.WritesAtRestPerReconcile = writes / reconciles
-	t.Logf("at rest: %v writes in %v reconciles", writes, reconciles)
-	if writes != 0 {
-		t.Errorf("the manager wrote %v times at rest (%v reconciles): goal 0", writes, reconciles)
-	}
-
-	// Workspace start through the API, then the webhooks under load, with
-	// the manager serving both.
-	manifest, apiPort := serveWebhooksAndAPI(t, e)
-	res.Workspaces = measureWorkspaces(t, e, apiPort, workspaces, 5)
-	t.Logf("workspaces: create-and-wait %.0f ms, the Pod %.0f ms, overhead %.0f ms (medians)",
-		res.Workspaces.Call.Median, res.Workspaces.Pod.Median, res.Workspaces.Overhead.Median)
-	res.Webhooks = measureWebhooks(t, e, manifest, *webhookClients, time.Duration(*webhookSeconds)*time.Second)
-	for _, w := range res.Webhooks.PerWebhook {
-		t.Logf("webhook %s: %d requests, p50 %.2f ms, p99 %.2f ms", w.Path, w.Requests, w.P50ms, w.P99ms)
-	}
-	t.Logf("API create p50/p99 with webhooks %.1f/%.1f ms, without %.1f/%.1f ms", res.Webhooks.With.CreateP50ms, res.Webhooks.With.CreateP99ms,
-		res.Webhooks.Without.CreateP50ms, res.Webhooks.Without.CreateP99ms)
-
-	// The scaling curve and memory, on a cluster holding nothing else.
-	var all corev1.NamespaceList
-	if err := e.c.List(context.Background(), &all); err != nil {
-		t.Fatal(err)
-	}
-	var drop []string
-	for _, ns := range all.Items {
-		if !strings.HasPrefix(ns.Name, "kube-") && ns.Name != "default" {
-			drop = append(drop, ns.Name)
+		res.WritesAtRest, res.ReconcilesAtRest = writes, reconciles
+		res.WritesAtRestPerReconcile = writes / reconciles
+		t.Logf("at rest: %v writes in %v reconciles", writes, reconciles)
+		if writes != 0 {
+			t.Errorf("the manager wrote %v times at rest (%v reconciles): goal 0", writes, reconciles)
 		}
 	}
-	dropNamespace(t, e.c, drop...)
-	res.Scaling = measureScaling(t, e, []int{max(1, *n/3), *n, 10 * (*n) / 3})
-	res.ScalingLinearity = linearity(res.Scaling)
-	res.Memory = measureMemory(t, e, 10*(*n)/3, *reps)
+
+	if part("api") {
+		// Workspace start through the API, then the webhooks under load, with
+		// the manager serving both.
+		manifest, apiPort := serveWebhooksAndAPI(t, e)
+		res.Workspaces = measureWorkspaces(t, e, apiPort, workspaces, 5)
+		t.Logf("workspaces: create-and-wait %.0f ms, the Pod %.0f ms, overhead %.0f ms (medians)",
+			res.Workspaces.Call.Median, res.Workspaces.Pod.Median, res.Workspaces.Overhead.Median)
+		res.Webhooks = measureWebhooks(t, e, manifest, *webhookClients, time.Duration(*webhookSeconds)*time.Second)
+		for _, w := range res.Webhooks.PerWebhook {
+			t.Logf("webhook %s: %d requests, p50 %.2f ms, p99 %.2f ms", w.Path, w.Requests, w.P50ms, w.P99ms)
+		}
+		t.Logf("API create p50/p99 with webhooks %.1f/%.1f ms, without %.1f/%.1f ms", res.Webhooks.With.CreateP50ms, res.Webhooks.With.CreateP99ms,
+			res.Webhooks.Without.CreateP50ms, res.Webhooks.Without.CreateP99ms)
+	}
+
+	if part("scaling") {
+		// The scaling curve and memory, on a cluster holding nothing else.
+		var all corev1.NamespaceList
+		if err := e.c.List(context.Background(), &all); err != nil {
+			t.Fatal(err)
+		}
+		var drop []string
+		for _, ns := range all.Items {
+			if !strings.HasPrefix(ns.Name, "kube-") && ns.Name != "default" {
+				drop = append(drop, ns.Name)
+			}
+		}
+		dropNamespace(t, e.c, drop...)
+		res.Scaling = measureScaling(t, e, []int{max(1, *n/3), *n, 10 * (*n) / 3})
+		res.ScalingLinearity = linearity(res.Scaling)
+		res.Memory = measureMemory(t, e, 10*(*n)/3, *reps)
+	}
 	writeReport(t, res)
 }
 
@@ -661,7 +682,14 @@ func markdown(r Result) string {
 	p("Measured by `make perf` (tests/perf) on %s, commit %s, %s; each figure %d runs, median and spread, unless it says otherwise.\n", r.Date, r.Commit, r.Machine, r.Reps)
 	p("The local cluster is kwok (binary runtime) with etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from\n")
 	p("source, all on the same machine as the manager and the clients; kwok plays the kubelet, so a scheduled pod turns Ready at once.\n")
-	p("The manager is `bin/manager` with its default flags (4 reconciles per kind at once, 50 QPS / 100 burst to the API server).\n\n")
+	if r.ManagerFlags == "" {
+		p("The manager is `bin/manager` with its default flags (4 reconciles per kind at once, 50 QPS / 100 burst to the API server).\n\n")
+	} else {
+		p("The manager is `bin/manager` with `%s`.\n\n", r.ManagerFlags)
+	}
+	if r.Parts != "convergence,api,scaling" {
+		p("Parts run: %s; the other sections are empty.\n\n", r.Parts)
+	}
 
 	p("## 1. Convergence against the floor\n\n")
 	p("The floor is what the control plane takes for the same workloads created directly, in the same run (the order alternates between runs).\n\n")
