@@ -202,14 +202,15 @@ func buckets(t *testing.T, h *dto.Histogram) map[int]uint64 {
 }
 
 // webhookQuantile is the upper bound of the bucket holding quantile q of
-// the requests between two readings, in milliseconds.
-func webhookQuantile(before, after map[int]uint64, q float64) (ms float64, n uint64) {
+// the requests counted in delta (bucket index → requests), in
+// milliseconds.
+func webhookQuantile(delta map[int]uint64, q float64) (ms float64, n uint64) {
 	var idx []int
-	for i, c := range after {
-		if c > before[i] {
+	for i, c := range delta {
+		if c > 0 {
 			idx = append(idx, i)
 		}
-		n += c - before[i]
+		n += c
 	}
 	if n == 0 {
 		return math.NaN(), 0
@@ -217,7 +218,7 @@ func webhookQuantile(before, after map[int]uint64, q float64) (ms float64, n uin
 	sort.Ints(idx)
 	rank, seen := uint64(math.Ceil(q*float64(n))), uint64(0)
 	for _, i := range idx {
-		seen += after[i] - before[i]
+		seen += delta[i]
 		if seen >= rank {
 			if i == math.MinInt {
 				return 0, n
@@ -230,70 +231,125 @@ func webhookQuantile(before, after map[int]uint64, q float64) (ms float64, n uin
 
 // WebhookFigures are the webhook part of the report.
 type WebhookFigures struct {
-	Clients         int
+	Clients, Runs   int
 	Seconds         float64
 	PerWebhook      []WebhookLatency
 	With, Without   ClientLatency
 	WebhookRequests uint64
 }
 
-// WebhookLatency is one webhook's latency inside the manager.
+// WebhookLatency is one webhook's latency inside the manager, over the
+// calls of every run.
 type WebhookLatency struct {
 	Path         string
 	Requests     uint64
 	P50ms, P99ms float64
 }
 
-// ClientLatency is what the load's clients saw from the API server.
+// ClientLatency is what the load's clients saw from the API server: per
+// run, the quantiles of its requests; median and spread over the runs.
 type ClientLatency struct {
-	Creates, Updates                                   int
-	CreateP50ms, CreateP99ms, UpdateP50ms, UpdateP99ms float64
+	RequestsPerSecond                                  stats
+	CreateP50ms, CreateP99ms, UpdateP50ms, UpdateP99ms stats
 }
 
-func clientLatency(l *latencies) ClientLatency {
-	return ClientLatency{Creates: len(l.creates), Updates: len(l.update),
-		CreateP50ms: quantile(l.creates, 0.5), CreateP99ms: quantile(l.creates, 0.99),
-		UpdateP50ms: quantile(l.update, 0.5), UpdateP99ms: quantile(l.update, 0.99)}
+func clientLatency(runs []*latencies, d time.Duration) ClientLatency {
+	var rate, c50, c99, u50, u99 []float64
+	for _, l := range runs {
+		rate = append(rate, float64(len(l.creates)+len(l.update))/d.Seconds())
+		c50, c99 = append(c50, quantile(l.creates, 0.5)), append(c99, quantile(l.creates, 0.99))
+		u50, u99 = append(u50, quantile(l.update, 0.5)), append(u99, quantile(l.update, 0.99))
+	}
+	return ClientLatency{RequestsPerSecond: summarize(rate), CreateP50ms: summarize(c50), CreateP99ms: summarize(c99),
+		UpdateP50ms: summarize(u50), UpdateP99ms: summarize(u99)}
 }
 
 // serveWebhooksAndAPI restarts the manager serving the webhooks and the
 // API and installs the webhooks, pointing at it. It returns the API's port.
 func serveWebhooksAndAPI(t *testing.T, e *env) (manifest string, apiPort int) {
-	certs := filepath.Join(artifacts(), "webhook-certs")
-	manifest = filepath.Join(artifacts(), "webhooks.yaml")
+	// Working files, never in the report's directory (which is committed).
+	work := filepath.Join(root, "tests/perf/out")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	certs := filepath.Join(work, "webhook-certs")
+	manifest = filepath.Join(work, "webhooks.yaml")
 	port, apiPort := freePort(t), freePort(t)
 	run(t, nil, "go", "run", "./hack/localwebhook", "--cert-dir", certs, "--out", manifest, "--port", fmt.Sprint(port))
 	e.stopManager()
 	e.extra = []string{"--enable-webhooks=true", "--webhook-port", fmt.Sprint(port), "--webhook-cert-path", certs,
 		"--api-bind-address", fmt.Sprintf("127.0.0.1:%d", apiPort)}
 	e.startManager()
-	run(t, []string{"KUBECONFIG=" + e.kubeconfig}, "kubectl", "apply", "--server-side", "-f", manifest)
-	// The API server calls a new webhook once its configuration is loaded.
-	probe := loadObject("PodSet", "default", "webhook-probe")
-	waitFor(t, time.Minute, "the API server to call the webhooks", func() bool {
-		_ = e.c.Create(context.Background(), probe.DeepCopyObject().(client.Object), client.DryRunAll)
-		return sum(e.metricsText(), "controller_runtime_webhook_requests_total", "") > 0
-	})
+	installWebhooks(t, e, manifest)
 	return manifest, apiPort
 }
 
-// measureWebhooks runs the load against the installed webhooks, then
-// removes them and runs it again: the API server's latency with and
-// without them. The manager goes back to its plain flags.
-func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.Duration) WebhookFigures {
-	f := WebhookFigures{Clients: clients, Seconds: d.Seconds()}
-	namespace(t, e.c, "hooks")
-	before := e.nativeHistograms()
-	with := load(t, e.c, "hooks", clients, d)
-	after := e.nativeHistograms()
+// installWebhooks applies the webhook configurations and waits until the
+// API server calls them.
+func installWebhooks(t *testing.T, e *env, manifest string) {
+	n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
+	run(t, []string{"KUBECONFIG=" + e.kubeconfig}, "kubectl", "apply", "--server-side", "-f", manifest)
+	probe := loadObject("PodSet", "default", "webhook-probe")
+	waitFor(t, time.Minute, "the API server to call the webhooks", func() bool {
+		_ = e.c.Create(context.Background(), probe.DeepCopyObject().(client.Object), client.DryRunAll)
+		return sum(e.metricsText(), "controller_runtime_webhook_requests_total", "") > n0
+	})
+}
+
+// measureWebhooks runs the load reps times with the webhooks installed and
+// reps times without them, alternating which goes first: the webhooks'
+// own latency, and the API server's with and without them. The manager
+// goes back to its plain flags.
+func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.Duration, reps int) WebhookFigures {
+	f := WebhookFigures{Clients: clients, Seconds: d.Seconds(), Runs: reps}
+	kube := []string{"KUBECONFIG=" + e.kubeconfig}
+	pooled := map[string]map[int]uint64{}
+	var with, without []*latencies
+	installed := true
+	for r := range reps {
+		for _, withHooks := range []bool{r%2 == 0, r%2 != 0} {
+			if withHooks {
+				if !installed {
+					installWebhooks(t, e, manifest)
+					installed = true
+				}
+				ns := fmt.Sprintf("hooks-%d", r)
+				namespace(t, e.c, ns)
+				before := e.nativeHistograms()
+				with = append(with, load(t, e.c, ns, clients, d))
+				for p, after := range e.nativeHistograms() {
+					if pooled[p] == nil {
+						pooled[p] = map[int]uint64{}
+					}
+					for i, c := range after {
+						pooled[p][i] += c - before[p][i]
+					}
+				}
+				continue
+			}
+			if installed {
+				run(t, kube, "kubectl", "delete", "-f", manifest)
+				installed = false
+				// The API server stops calling them once it sees the deletion.
+				time.Sleep(3 * time.Second)
+			}
+			ns := fmt.Sprintf("nohooks-%d", r)
+			namespace(t, e.c, ns)
+			n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
+			without = append(without, load(t, e.c, ns, clients, d))
+			if n1 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", ""); n1 != n0 {
+				t.Errorf("%v webhook calls during a run without webhooks", n1-n0)
+			}
+		}
+	}
 	var paths []string
-	for p := range after {
+	for p := range pooled {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		p50, n := webhookQuantile(before[p], after[p], 0.5)
-		p99, _ := webhookQuantile(before[p], after[p], 0.99)
+		p50, n := webhookQuantile(pooled[p], 0.5)
+		p99, _ := webhookQuantile(pooled[p], 0.99)
 		if n > 0 {
 			f.PerWebhook = append(f.PerWebhook, WebhookLatency{Path: p, Requests: n, P50ms: p50, P99ms: p99})
 			f.WebhookRequests += n
@@ -302,18 +358,11 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 	if want := 2 * len(loadKinds); len(f.PerWebhook) != want {
 		t.Errorf("the load reached %d webhooks, want %d (a mutating and a validating one per kind): %+v", len(f.PerWebhook), want, f.PerWebhook)
 	}
-	f.With = clientLatency(with)
-
-	run(t, []string{"KUBECONFIG=" + e.kubeconfig}, "kubectl", "delete", "-f", manifest)
-	_ = os.Remove(manifest)
-	namespace(t, e.c, "nohooks")
-	// The API server stops calling them once it sees the deletion.
-	time.Sleep(3 * time.Second)
-	n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
-	f.Without = clientLatency(load(t, e.c, "nohooks", clients, d))
-	if n1 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", ""); n1 != n0 {
-		t.Errorf("%v webhook calls during the run without webhooks", n1-n0)
+	f.With, f.Without = clientLatency(with, d), clientLatency(without, d)
+	if installed {
+		run(t, kube, "kubectl", "delete", "-f", manifest)
 	}
+	_ = os.Remove(manifest)
 	e.stopManager()
 	e.extra = nil
 	e.startManager()
