@@ -695,6 +695,7 @@ func markdown(r Result) string {
 		p("Parts run: %s; the other sections are empty.\n\n", r.Parts)
 	}
 
+	p("How the figures are measured and read, and what they led to: [docs/performance.md](../../docs/performance.md).\n\n")
 	p("## 1. Convergence against the floor\n\n")
 	p("The floor is what the control plane takes for the same workloads created directly, in the same run (the order alternates between runs).\n\n")
 	p("| | until all ready | ratio within each run |\n|---|---|---|\n")
