@@ -188,7 +188,9 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		Consistently(done, "1s").ShouldNot(Receive(), "a Ready Pod from an older spec is not the Workspace running")
 
 		Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})) }).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
+		}).Should(BeTrue())
 		current := ws.DeepCopy()
 		webhooks.DefaultWorkspace(current)
 		pod = workspace.Pod(current)
