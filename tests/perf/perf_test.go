@@ -15,10 +15,13 @@ limitations under the License.
 */
 
 // Package perf measures kubeforge against the control plane's own speed
-// on the local kwok cluster: N PodSets against N Deployments created
-// directly (the floor), and the API writes the manager makes at rest.
-// `make perf` runs it at N = 300 and writes REPORT.md; `make test` runs
-// N = 20 so that it cannot rot.
+// on the local kwok cluster: PodSets, Platforms and Balancers against the
+// same workloads created directly (the floor), the API writes the manager
+// makes while converging and at rest, workspace start through the API,
+// webhook latency under load, memory with the cache savings on and off,
+// and the scaling curve. `make perf` runs it at N = 300 and writes
+// REPORT.md; `make test` runs N = 20 so that it cannot rot.
+// docs/performance.md describes each part.
 package perf
 
 import (
