@@ -73,7 +73,9 @@ func measureScaling(t *testing.T, e *env, sizes []int) []ScalePoint {
 		go func() {
 			defer close(stopped)
 			for {
-				peakHeap = max(peakHeap, sum(e.metricsText(), "go_memstats_heap_inuse_bytes", "")/mib)
+				if m, err := e.readMetrics(); err == nil {
+					peakHeap = max(peakHeap, sum(m, "go_memstats_heap_inuse_bytes", "")/mib)
+				}
 				select {
 				case <-stop:
 					return

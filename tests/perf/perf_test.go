@@ -28,6 +28,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -227,9 +228,19 @@ func (e *env) scrape() (writes float64, reconciles float64) {
 
 // metricsText is the manager's /metrics in the text format.
 func (e *env) metricsText() []string {
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", e.metrics))
+	lines, err := e.readMetrics()
 	if err != nil {
 		e.t.Fatal(err)
+	}
+	return lines
+}
+
+// readMetrics is metricsText for goroutines other than the test's, which
+// must not stop the test.
+func (e *env) readMetrics() ([]string, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", e.metrics))
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	var lines []string
@@ -240,7 +251,7 @@ func (e *env) metricsText() []string {
 			lines = append(lines, line)
 		}
 	}
-	return lines
+	return lines, s.Err()
 }
 
 // sum adds the samples of metric name whose labels contain label.
@@ -248,7 +259,7 @@ func sum(lines []string, name, label string) float64 {
 	var total float64
 	for _, line := range lines {
 		rest, ok := strings.CutPrefix(line, name)
-		if !ok || (rest[0] != '{' && rest[0] != ' ') || !strings.Contains(rest, label) {
+		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') || !strings.Contains(rest, label) {
 			continue
 		}
 		fields := strings.Fields(rest)
@@ -263,17 +274,18 @@ var template = corev1.PodTemplateSpec{
 	Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1"}}},
 }
 
-// createAll creates n objects with a few parallel writers.
-func createAll(t *testing.T, c client.Client, n int, build func(i int) client.Object) {
+// inParallel runs do(0) … do(n-1) on workers goroutines and fails the
+// test with the first errors once all have run.
+func inParallel(t *testing.T, n, workers int, do func(i int) error) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	work := make(chan int)
-	for range 8 {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				if err := c.Create(context.Background(), build(i)); err != nil {
+				if err := do(i); err != nil {
 					errs <- err
 				}
 			}
@@ -285,9 +297,20 @@ func createAll(t *testing.T, c client.Client, n int, build func(i int) client.Ob
 	close(work)
 	wg.Wait()
 	close(errs)
+	var first []error
 	for err := range errs {
-		t.Fatal(err)
+		if len(first) < 3 {
+			first = append(first, err)
+		}
 	}
+	if len(first) > 0 {
+		t.Fatal(errors.Join(first...))
+	}
+}
+
+// createAll creates n objects with a few parallel writers.
+func createAll(t *testing.T, c client.Client, n int, build func(i int) client.Object) {
+	inParallel(t, n, 8, func(i int) error { return c.Create(context.Background(), build(i)) })
 }
 
 func namespace(t *testing.T, c client.Client, name string) {

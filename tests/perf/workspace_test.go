@@ -150,37 +150,20 @@ func measureWorkspaces(t *testing.T, e *env, apiPort, n, parallel int) Workspace
 	cancel()
 
 	started, returned := make([]time.Time, n), make([]time.Time, n)
-	work := make(chan int)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				c, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				started[i] = time.Now()
-				info, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: ns, Name: fmt.Sprintf("w-%d", i), User: fmt.Sprintf("u%d", i), Storage: "1Gi"})
-				returned[i] = time.Now()
-				cancel()
-				if err == nil && info.GetPhase() != string(idev1alpha1.PhaseRunning) {
-					err = fmt.Errorf("w-%d returned in phase %s", i, info.GetPhase())
-				}
-				if err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("create-and-wait: %v", err)
-	}
+	inParallel(t, n, parallel, func(i int) error {
+		c, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		started[i] = time.Now()
+		info, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: ns, Name: fmt.Sprintf("w-%d", i), User: fmt.Sprintf("u%d", i), Storage: "1Gi"})
+		returned[i] = time.Now()
+		if err != nil {
+			return fmt.Errorf("create-and-wait: %w", err)
+		}
+		if info.GetPhase() != string(idev1alpha1.PhaseRunning) {
+			return fmt.Errorf("w-%d returned in phase %s", i, info.GetPhase())
+		}
+		return nil
+	})
 	// The watch may see the last Ready a moment after the call returned.
 	time.Sleep(time.Second)
 	pods.mu.Lock()
