@@ -270,7 +270,8 @@ func main() {
 	setupLog.Info("Discovered cert-manager", "certificates", certManager)
 
 	sch := scheme.New()
-	concurrency, err := kindConcurrency(perKindConcurrency, kinds(clusterDomain, certManager, apiAdvertiseURL), sch)
+	ks := kinds(clusterDomain, certManager, apiAdvertiseURL)
+	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")
 		os.Exit(1)
@@ -298,7 +299,7 @@ func main() {
 	}
 
 	eng := &engine.Engine{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
-	for _, k := range kinds(clusterDomain, certManager, apiAdvertiseURL) {
+	for _, k := range ks {
 		if err := k.controller(mgr, eng); err != nil {
 			setupLog.Error(err, "Unable to create controller", "controller", k.name)
 			os.Exit(1)
