@@ -105,11 +105,11 @@ test-olm: ## Check the OLM bundle and catalog: up to date with config/, operator
 .PHONY: fuzz
 fuzz: ## Run each fuzz test for 30s.
 	go test ./internal/validation/ -run '^$$' -fuzz FuzzRawQuantityErrors -fuzztime 30s
-	go test ./webhooks/apps/v1alpha1/ -run '^$$' -fuzz FuzzValidatePodSet -fuzztime 30s
-	go test ./webhooks/apps/v1alpha1/ -run '^$$' -fuzz FuzzValidatePlatform -fuzztime 30s
-	go test ./webhooks/networking/v1alpha1/ -run '^$$' -fuzz FuzzValidateBalancer -fuzztime 30s
-	go test ./webhooks/ide/v1alpha1/ -run '^$$' -fuzz FuzzValidateWorkspace -fuzztime 30s
-	go test ./webhooks/cluster/v1alpha1/ -run '^$$' -fuzz FuzzValidateKubernetesCluster -fuzztime 30s
+	go test ./internal/validation/ -run '^$$' -fuzz FuzzPodSet -fuzztime 30s
+	go test ./internal/validation/ -run '^$$' -fuzz FuzzPlatform -fuzztime 30s
+	go test ./internal/validation/ -run '^$$' -fuzz FuzzBalancer -fuzztime 30s
+	go test ./internal/validation/ -run '^$$' -fuzz FuzzWorkspace -fuzztime 30s
+	go test ./internal/validation/ -run '^$$' -fuzz FuzzKubernetesCluster -fuzztime 30s
 
 ##@ Build
 

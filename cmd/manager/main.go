@@ -26,12 +26,6 @@ import (
 	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -68,26 +62,6 @@ import (
 
 var setupLog = ctrl.Log.WithName("setup")
 
-// ownedTypes are the kinds that kubeforge creates for its custom
-// resources. The cache holds them only when they carry the
-// app.kubernetes.io/managed-by=kubeforge label, so the operator's memory
-// does not grow with the cluster's unrelated objects.
-func ownedTypes(certManager bool) []client.Object {
-	types := []client.Object{
-		&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{},
-		&corev1.Pod{}, &corev1.Service{}, &corev1.ConfigMap{},
-		&corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{},
-		&batchv1.Job{}, &corev1.Secret{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{},
-		// EndpointSlices carry their Service's labels, so those of the
-		// Balancers' backend Services are the only ones cached.
-		&discoveryv1.EndpointSlice{},
-	}
-	if certManager {
-		types = append(types, &cmv1.Certificate{})
-	}
-	return types
-}
-
 // hasCertManager reports whether cert-manager's Certificate API is served.
 // Workspaces create Certificates only then; the manager must be restarted
 // to notice cert-manager installed later.
@@ -111,13 +85,24 @@ func hasCertManager(cfg *rest.Config) (bool, error) {
 	return false, nil
 }
 
-// kind wires one kubeforge kind into the manager: its controller and its
-// webhooks.
+// kind wires one kubeforge kind into the manager: its controller, the
+// types it owns and reads (which the cache holds only with kubeforge's
+// label), and its webhooks.
 type kind struct {
 	name       string
 	object     client.Object
+	types      engine.Types
 	controller func(ctrl.Manager, *engine.Engine) error
 	webhooks   func(ctrl.Manager) error
+}
+
+// cachedTypes are the types every kind owns or reads, once each.
+func cachedTypes(ks []kind) []client.Object {
+	var ts []engine.Types
+	for _, k := range ks {
+		ts = append(ts, k.types)
+	}
+	return engine.Cached(ts...)
 }
 
 // apiURL is where installers reach the API server (--api-advertise-url).
@@ -126,6 +111,7 @@ func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 		{
 			name:   "PodSet",
 			object: &appsv1alpha1.PodSet{},
+			types:  podset.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&podset.Reconciler{Client: mgr.GetClient(), Engine: eng}).SetupWithManager(mgr)
 			},
@@ -134,6 +120,7 @@ func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 		{
 			name:   "Platform",
 			object: &appsv1alpha1.Platform{},
+			types:  platform.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng}).SetupWithManager(mgr)
 			},
@@ -142,6 +129,7 @@ func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 		{
 			name:   "KubernetesCluster",
 			object: &clusterv1alpha1.KubernetesCluster{},
+			types:  kubernetescluster.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL}).SetupWithManager(mgr)
 			},
@@ -150,6 +138,7 @@ func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 		{
 			name:   "Balancer",
 			object: &networkingv1alpha1.Balancer{},
+			types:  balancer.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&balancer.Reconciler{Client: mgr.GetClient(), Engine: eng, ClusterDomain: clusterDomain}).SetupWithManager(mgr)
 			},
@@ -158,6 +147,7 @@ func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 		{
 			name:   "Workspace",
 			object: &idev1alpha1.Workspace{},
+			types:  workspace.Types(certManager),
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&workspace.Reconciler{Client: mgr.GetClient(), Engine: eng, CertManager: certManager}).SetupWithManager(mgr)
 			},
@@ -288,7 +278,7 @@ func main() {
 		RetryPeriod:             &retryPeriod,
 		// Step down at once on SIGTERM, so a new leader takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         engine.CacheOptions(cacheSettings, ownedTypes(certManager)...),
+		Cache:                         engine.CacheOptions(cacheSettings, cachedTypes(ks)...),
 		Controller:                    config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles, GroupKindConcurrency: concurrency},
 	})
 	if err != nil {
@@ -329,6 +319,7 @@ func main() {
 			Recorder:       mgr.GetEventRecorder("kubeforge-api"),
 			Auth:           &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second},
 			HandlerTimeout: 30 * time.Second, WaitTimeout: 10 * time.Minute,
+			WorkspaceStatus: workspace.StatusWith,
 		}
 		if err := mgr.Add(api); err != nil {
 			setupLog.Error(err, "Unable to add the API server")

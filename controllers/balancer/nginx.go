@@ -76,7 +76,7 @@ func NginxConf(b *networkingv1alpha1.Balancer, opts RenderOptions) string {
 		// so the split follows the weights across all of them.
 		fmt.Fprintf(&s, "        zone %s 64k;\n", up)
 		for _, be := range b.Spec.Backends {
-			w := Weight(be)
+			w := *be.Weight
 			if w == 0 {
 				fmt.Fprintf(&s, "        # backend %s drained (weight 0)\n", be.Name)
 				continue
@@ -86,7 +86,7 @@ func NginxConf(b *networkingv1alpha1.Balancer, opts RenderOptions) string {
 		}
 		s.WriteString("    }\n")
 		s.WriteString("    server {\n")
-		if protocol(p) == corev1.ProtocolUDP {
+		if p.Protocol == corev1.ProtocolUDP {
 			fmt.Fprintf(&s, "        listen %d udp;\n", p.Port)
 			s.WriteString("        proxy_timeout 10s;\n")
 		} else {
@@ -109,26 +109,4 @@ func ConfigHash(conf string) string {
 
 func upstreamName(p networkingv1alpha1.BalancerPort) string {
 	return "port_" + strings.ReplaceAll(p.Name, "-", "_")
-}
-
-// Weight is a backend's effective weight.
-func Weight(be networkingv1alpha1.BalancerBackend) int32 {
-	if be.Weight == nil {
-		return networkingv1alpha1.BalancerDefaultWeight
-	}
-	return *be.Weight
-}
-
-func protocol(p networkingv1alpha1.BalancerPort) corev1.Protocol {
-	if p.Protocol == "" {
-		return corev1.ProtocolTCP
-	}
-	return p.Protocol
-}
-
-func targetPort(p networkingv1alpha1.BalancerPort) int32 {
-	if p.TargetPort == 0 {
-		return p.Port
-	}
-	return p.TargetPort
 }

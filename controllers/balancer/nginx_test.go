@@ -33,8 +33,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// balancerWith builds a defaulted Balancer: what admit.Prepare gives the
+// builders.
 func balancerWith(ports []networkingv1alpha1.BalancerPort, backends ...networkingv1alpha1.BalancerBackend) *networkingv1alpha1.Balancer {
-	return &networkingv1alpha1.Balancer{
+	b := &networkingv1alpha1.Balancer{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "team-a"},
 		Spec: networkingv1alpha1.BalancerSpec{
 			Selector: map[string]string{"app": "shop"},
@@ -42,6 +44,8 @@ func balancerWith(ports []networkingv1alpha1.BalancerPort, backends ...networkin
 			Ports:    ports,
 		},
 	}
+	networkingv1alpha1.DefaultBalancer(b)
+	return b
 }
 
 func backend(name string, weight int32) networkingv1alpha1.BalancerBackend {

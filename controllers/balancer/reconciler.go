@@ -24,22 +24,26 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
-	webhooks "github.com/kubeforge/kubeforge/webhooks/networking/v1alpha1"
 )
 
 // DefaultClusterDomain is the DNS domain of the cluster's Services.
 const DefaultClusterDomain = "cluster.local"
+
+// Types are the objects a Balancer's controller owns and reads: the
+// backend and front-end Services, the proxy's ConfigMap and Deployment,
+// and the EndpointSlices of its backend Services (owned by the
+// EndpointSlice controller; they carry the Service's labels).
+var Types = engine.Types{
+	Owned: []client.Object{&corev1.Service{}, &corev1.ConfigMap{}, &appsv1.Deployment{}},
+	Read:  []engine.Read{{Object: &discoveryv1.EndpointSlice{}, OwnerLabel: networkingv1alpha1.BalancerLabel}},
+}
 
 // Reconciler reconciles Balancers.
 type Reconciler struct {
@@ -69,9 +73,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Everything is owned: the garbage collector removes it.
 		return ctrl.Result{}, nil
 	}
+	// The webhook's rules run here too, so a Balancer admitted without the
+	// webhook gets a clear condition instead of a proxy that cannot start.
+	// Builders and status read the defaulted copy; only status is written.
+	b, invalid := admit.Prepare(admit.Balancer, b)
 	before := b.DeepCopy()
 
-	o, reconcileErr := r.reconcile(ctx, b)
+	o, reconcileErr := r.reconcile(ctx, b, invalid)
 	computeStatus(b, o)
 	if _, err := engine.PatchStatus(ctx, r.Client, before, b); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reporting Balancer status: %w", err)
@@ -87,24 +95,17 @@ func (r *Reconciler) renderOptions() RenderOptions {
 	return RenderOptions{Resolve: ClusterDNS(domain)}
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balancer) (observed, error) {
+func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balancer, invalid error) (observed, error) {
 	var o observed
-
-	// The webhook's rules run here too, so a Balancer admitted without the
-	// webhook gets a clear condition instead of a proxy that cannot start.
-	spec := b.DeepCopy()
-	webhooks.DefaultBalancer(spec)
-	if errs := webhooks.ValidateBalancer(spec); len(errs) > 0 {
-		o.invalid = admit.Invalid(networkingv1alpha1.GroupVersion.WithKind("Balancer").GroupKind(), b, errs)
-		logf.FromContext(ctx).Info("Balancer spec is invalid; waiting for a change", "error", o.invalid.Error())
-		r.Engine.Warn(b, conditions.ReasonInvalidSpec, "Validate", "%s", o.invalid.Error())
+	if invalid != nil {
+		o.invalid = invalid
+		r.Engine.Invalid(ctx, b, invalid)
 		return o, nil
 	}
 
-	conf := NginxConf(spec, r.renderOptions())
+	conf := NginxConf(b, r.renderOptions())
 	o.configHash = ConfigHash(conf)
-	res, err := r.Engine.Apply(ctx, b, DesiredObjects(spec, conf),
-		&corev1.ServiceList{}, &corev1.ConfigMapList{}, &appsv1.DeploymentList{})
+	res, err := r.Engine.Apply(ctx, b, DesiredObjects(b, conf), Types.Owned...)
 	if err != nil {
 		o.applyErr = err
 		r.Engine.Warn(b, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
@@ -130,27 +131,7 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 	return o, nil
 }
 
-// SetupWithManager registers the controller: Balancers, their owned
-// objects, and the EndpointSlices of their backend Services (which the
-// EndpointSlice controller owns; they carry the Service's labels).
+// SetupWithManager registers the controller: Balancers and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("balancer").
-		// Every change, status included: a status write decided against a
-		// cache that lagged behind our previous write is corrected when the
-		// cache catches up. A reconcile with nothing to do writes nothing.
-		For(&networkingv1alpha1.Balancer{}).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(sliceToBalancer)).
-		Complete(r)
-}
-
-func sliceToBalancer(_ context.Context, obj client.Object) []reconcile.Request {
-	name, ok := obj.GetLabels()[networkingv1alpha1.BalancerLabel]
-	if !ok {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	return Types.Controller(mgr, "balancer", &networkingv1alpha1.Balancer{}).Complete(r)
 }

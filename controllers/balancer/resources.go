@@ -94,14 +94,7 @@ func ConfigMap(b *networkingv1alpha1.Balancer, conf string) *corev1.ConfigMap {
 // Deployment runs the nginx proxy with the ConfigMap mounted. The config
 // hash in the pod template rolls the proxy whenever nginx.conf changes.
 func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deployment {
-	replicas := networkingv1alpha1.BalancerDefaultReplicas
-	if b.Spec.Replicas != nil {
-		replicas = *b.Spec.Replicas
-	}
-	image := b.Spec.Image
-	if image == "" {
-		image = networkingv1alpha1.BalancerDefaultImage
-	}
+	replicas, image := *b.Spec.Replicas, b.Spec.Image
 	podLabels := engine.CommonLabels(b, componentProxy)
 	for k, v := range ProxySelectorLabels(b) {
 		podLabels[k] = v
@@ -115,12 +108,12 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 		VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
 	}
 	for _, p := range b.Spec.Ports {
-		container.Ports = append(container.Ports, corev1.ContainerPort{ContainerPort: p.Port, Protocol: protocol(p)})
+		container.Ports = append(container.Ports, corev1.ContainerPort{ContainerPort: p.Port, Protocol: p.Protocol})
 	}
 	// Ready when nginx accepts connections on the first TCP port; a
 	// UDP-only proxy has nothing to probe and is ready when it runs.
 	for _, p := range b.Spec.Ports {
-		if protocol(p) == corev1.ProtocolTCP {
+		if p.Protocol == corev1.ProtocolTCP {
 			container.ReadinessProbe = &corev1.Probe{
 				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(p.Port)}},
 				PeriodSeconds: 5,
@@ -161,9 +154,6 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 // pods, one port per spec port.
 func FrontendService(b *networkingv1alpha1.Balancer) *corev1.Service {
 	svcType := b.Spec.ServiceType
-	if svcType == "" {
-		svcType = corev1.ServiceTypeClusterIP
-	}
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: objectMeta(b, b.Name, componentFrontend),
@@ -174,7 +164,7 @@ func FrontendService(b *networkingv1alpha1.Balancer) *corev1.Service {
 	}
 	for _, p := range b.Spec.Ports {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
-			Name: p.Name, Protocol: protocol(p), Port: p.Port, TargetPort: intstr.FromInt32(p.Port),
+			Name: p.Name, Protocol: p.Protocol, Port: p.Port, TargetPort: intstr.FromInt32(p.Port),
 		})
 	}
 	return svc
@@ -196,7 +186,7 @@ func BackendService(b *networkingv1alpha1.Balancer, be networkingv1alpha1.Balanc
 	}
 	for _, p := range b.Spec.Ports {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
-			Name: p.Name, Protocol: protocol(p), Port: p.Port, TargetPort: intstr.FromInt32(targetPort(p)),
+			Name: p.Name, Protocol: p.Protocol, Port: p.Port, TargetPort: intstr.FromInt32(p.TargetPort),
 		})
 	}
 	return svc

@@ -19,11 +19,11 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // Reasons specific to Balancers.
@@ -69,12 +69,12 @@ func ReadyEndpoints(slices []discoveryv1.EndpointSlice) int32 {
 	return int32(len(seen))
 }
 
-// computeStatus sets b.Status from what was observed. It is a pure
-// function; the reconciler patches the status only if this changed it.
+// computeStatus sets b.Status from what was observed. b is defaulted. It
+// is a pure function; the reconciler patches the status only if this
+// changed it.
 func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 	st := &b.Status
-	gen := b.Generation
-	st.ObservedGeneration = gen
+	st.ObservedGeneration = b.Generation
 	st.Selector = Selector(b)
 	if o.configHash != "" {
 		st.ConfigHash = o.configHash
@@ -84,7 +84,7 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 	st.ActiveBackends, st.ObsoleteBackends = 0, 0
 	var unready []string
 	for _, be := range b.Spec.Backends {
-		w := Weight(be)
+		w := *be.Weight
 		n := ReadyEndpoints(o.slices[BackendServiceName(b, be)])
 		st.Backends = append(st.Backends, networkingv1alpha1.BalancerBackendStatus{Name: be.Name, Weight: w, ReadyEndpoints: n})
 		switch {
@@ -105,15 +105,15 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 		st.ReadyReplicas = d.Status.ReadyReplicas
 	}
 
-	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
-	for _, failure := range []struct {
-		err    error
-		reason string
-	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, conditions.ReasonApplyFailed}} {
-		if failure.err != nil {
-			conditions.SetFailed(&st.Conditions, gen, failure.reason, failure.err)
-			return
-		}
+	conds := conditions.For(b, &st.Conditions)
+	set := conds.Set
+	switch {
+	case o.invalid != nil:
+		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
+		return
+	case o.applyErr != nil:
+		conds.Failed(conditions.ReasonApplyFailed, o.applyErr)
+		return
 	}
 
 	if len(unready) > 0 {
@@ -128,31 +128,21 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 		set(conditions.Ready, false, ReasonProxyAbsent, "The proxy Deployment does not exist yet")
 		return
 	}
-	desired := networkingv1alpha1.BalancerDefaultReplicas
-	if b.Spec.Replicas != nil {
-		desired = *b.Spec.Replicas
-	}
-	upToDate := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == desired
-	settled := upToDate && d.Status.Replicas == desired && d.Status.AvailableReplicas == desired
+	desired := *b.Spec.Replicas
+	r := workload.Deployment(d, desired)
 	switch {
-	case settled:
+	case r.Settled:
 		set(conditions.Progressing, false, conditions.ReasonRolloutDone, fmt.Sprintf("%d of %d proxy pods updated and available", desired, desired))
-	case !upToDate:
-		set(conditions.Progressing, true, ReasonRollingOut, fmt.Sprintf("%d of %d proxy pods updated", d.Status.UpdatedReplicas, desired))
+	case !r.UpToDate:
+		set(conditions.Progressing, true, ReasonRollingOut, fmt.Sprintf("%d of %d proxy pods updated", r.Updated, desired))
 	default:
-		set(conditions.Progressing, true, conditions.ReasonReconciling, fmt.Sprintf("%d proxy pods, %d available, %d desired", d.Status.Replicas, d.Status.AvailableReplicas, desired))
+		set(conditions.Progressing, true, conditions.ReasonReconciling, fmt.Sprintf("%d proxy pods, %d available, %d desired", r.Replicas, r.Available, desired))
 	}
 
-	available := false
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
-			available = true
-		}
-	}
 	switch {
 	case desired == 0:
 		set(conditions.Ready, false, ReasonProxyScaledToZero, "The proxy is scaled to zero pods")
-	case !available || d.Status.AvailableReplicas == 0:
+	case !r.AvailableCondition || r.Available == 0:
 		set(conditions.Ready, false, ReasonProxyUnavailable, fmt.Sprintf("%d of %d proxy pods available", d.Status.AvailableReplicas, desired))
 	case st.ActiveBackends == 0:
 		set(conditions.Ready, false, ReasonNoActiveBackend, "No backend with a weight above 0 has a ready endpoint")

@@ -35,35 +35,6 @@ func HostName(h clusterv1alpha1.Host) string {
 	return "node-" + strings.Trim(r.Replace(strings.ToLower(h.Address)), "-")
 }
 
-// EtcdHosts are the hosts that run etcd: spec.etcd, or the masters.
-func EtcdHosts(kc *clusterv1alpha1.KubernetesCluster) []clusterv1alpha1.Host {
-	if len(kc.Spec.Etcd) > 0 {
-		return kc.Spec.Etcd
-	}
-	return kc.Spec.Masters
-}
-
-func network(kc *clusterv1alpha1.KubernetesCluster) clusterv1alpha1.ClusterNetwork {
-	n := kc.Spec.Network
-	if n.PodCIDR == "" {
-		n.PodCIDR = clusterv1alpha1.DefaultPodCIDR
-	}
-	if n.ServiceCIDR == "" {
-		n.ServiceCIDR = clusterv1alpha1.DefaultServiceCIDR
-	}
-	if n.Plugin == "" {
-		n.Plugin = clusterv1alpha1.DefaultPlugin
-	}
-	return n
-}
-
-func sshUser(kc *clusterv1alpha1.KubernetesCluster) string {
-	if kc.Spec.SSHSecretRef.User == "" {
-		return clusterv1alpha1.DefaultSSHUser
-	}
-	return kc.Spec.SSHSecretRef.User
-}
-
 // Inventory renders the kubespray inventory (hosts.yaml) of an operation:
 // every host of the cluster under all.hosts, the groups kube_control_plane,
 // kube_node, etcd and k8s_cluster, and the vars for the version, the
@@ -87,20 +58,20 @@ func Inventory(kc *clusterv1alpha1.KubernetesCluster, version string, nodes []cl
 	}
 	controlPlane := group(kc.Spec.Masters)
 	workers := group(nodes)
-	etcd := group(EtcdHosts(kc))
+	etcd := group(kc.Spec.Etcd)
 	// Masters run workloads too when there are no workers.
 	if len(nodes) == 0 {
 		workers = group(kc.Spec.Masters)
 	}
 
-	n := network(kc)
+	n := kc.Spec.Network
 	vars := map[string]any{
 		"kube_version":           version,
 		"kube_network_plugin":    string(n.Plugin),
 		"kube_pods_subnet":       n.PodCIDR,
 		"kube_service_addresses": n.ServiceCIDR,
 		"cluster_name":           kc.Name,
-		"ansible_user":           sshUser(kc),
+		"ansible_user":           kc.Spec.SSHSecretRef.User,
 		"kubeconfig_localhost":   true,
 		"artifacts_dir":          artifactsDir,
 	}
@@ -133,7 +104,7 @@ func Script(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation)
 	s.WriteString("cd /kubespray 2>/dev/null || true\n")
 	s.WriteString("export ANSIBLE_HOST_KEY_CHECKING=False\n")
 	s.WriteString(`run() { echo "+ $*"; "$@"; }` + "\n")
-	common := fmt.Sprintf("-i %s/hosts.yaml --private-key %s -u %s -b", configDir, sshKeyPath, shellQuote(sshUser(kc)))
+	common := fmt.Sprintf("-i %s/hosts.yaml --private-key %s -u %s -b", configDir, sshKeyPath, shellQuote(kc.Spec.SSHSecretRef.User))
 	limit := make([]string, 0, len(op.Hosts))
 	for _, a := range op.Hosts {
 		limit = append(limit, hostNameOf(kc, a))

@@ -43,6 +43,7 @@ func cluster(mutate func(*clusterv1alpha1.KubernetesCluster)) *clusterv1alpha1.K
 	if mutate != nil {
 		mutate(kc)
 	}
+	clusterv1alpha1.DefaultKubernetesCluster(kc) // what admit.Prepare gives the builders
 	return kc
 }
 
@@ -156,7 +157,7 @@ func TestJobKeepsTheKeyInAFileAndTheTimeoutInTheJob(t *testing.T) {
 		kc.Spec.Installer.PodLabels = map[string]string{"team": "infra"}
 	})
 	op := clusterv1alpha1.Operation{ID: "create-2", Type: clusterv1alpha1.OpCreate}
-	op.JobName = JobName(kc, op.ID)
+	op.JobName = clusterv1alpha1.JobName(kc, op.ID)
 	job := Job(kc, op)
 	if job.Name != "prod-create-2" || *job.Spec.BackoffLimit != 0 || *job.Spec.ActiveDeadlineSeconds != 5400 {
 		t.Errorf("name %s backoffLimit %d deadline %d", job.Name, *job.Spec.BackoffLimit, *job.Spec.ActiveDeadlineSeconds)

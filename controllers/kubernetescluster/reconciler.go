@@ -27,6 +27,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,11 +38,22 @@ import (
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
-	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
-	webhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
 )
+
+// Types are the objects a KubernetesCluster's controller owns and reads:
+// each operation's Job, inventory ConfigMap and callback Secret, the
+// installer's ServiceAccount, Role and RoleBinding, the kubeconfig Secret,
+// and the Jobs' pods (for the installer's last words when one fails).
+var Types = engine.Types{
+	Owned: []client.Object{&batchv1.Job{}, &corev1.ConfigMap{}, &corev1.Secret{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}},
+	Read:  []engine.Read{{Object: &corev1.Pod{}}},
+}
+
+// historyTypes are the owned types each operation has its own object of,
+// deleted when the operation falls out of the history.
+var historyTypes = []client.Object{&batchv1.Job{}, &corev1.ConfigMap{}, &corev1.Secret{}}
 
 // Reconciler reconciles KubernetesClusters.
 type Reconciler struct {
@@ -73,12 +85,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.APIReader.Get(ctx, req.NamespacedName, kc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// The builders and the planner work on the defaulted spec; only the
+	// status and the finalizer are written.
+	kc, invalid := admit.Prepare(admit.KubernetesCluster, kc)
 	if err := r.syncFinalizer(ctx, kc); err != nil {
 		return ctrl.Result{}, err
 	}
 	before := kc.DeepCopy()
-	next, blocked, invalid, err := r.reconcile(ctx, kc)
-	setConditions(kc, next, blocked, invalid)
+	o, err := r.reconcile(ctx, kc, invalid)
+	computeStatus(kc, o)
 	wrote, perr := engine.PatchStatus(ctx, r.Client, before, kc, engine.WithOptimisticLock())
 	if perr != nil {
 		if apierrors.IsConflict(perr) {
@@ -101,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	// Deleting, with nothing (more) to run: let it go.
-	if kc.DeletionTimestamp != nil && kc.Status.CurrentOperation == "" && next == nil &&
+	if kc.DeletionTimestamp != nil && kc.Status.CurrentOperation == "" && o.next == nil &&
 		controllerutil.ContainsFinalizer(kc, clusterv1alpha1.ResetFinalizer) {
 		if last := lastOperation(kc); last != nil && last.Type == clusterv1alpha1.OpReset && last.Result == clusterv1alpha1.ResultFailed {
 			return ctrl.Result{}, nil // a failed reset holds the cluster until it is retried or resetOnDelete is false
@@ -119,28 +134,24 @@ func (r *Reconciler) syncFinalizer(ctx context.Context, kc *clusterv1alpha1.Kube
 	if kc.DeletionTimestamp != nil {
 		return nil
 	}
-	want := kc.Spec.ResetOnDelete == nil || *kc.Spec.ResetOnDelete
+	want := *kc.Spec.ResetOnDelete
 	return engine.SyncFinalizer(ctx, r.Client, kc, clusterv1alpha1.ResetFinalizer, want)
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) (next *Next, blocked, invalid, err error) {
+// reconcile follows the running operation and starts the next one,
+// recording both in kc.Status.Operations (the record decisions are made
+// from), and returns what it observed for computeStatus.
+func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster, invalid error) (observed, error) {
 	log := logf.FromContext(ctx)
-	spec := kc.DeepCopy()
-	webhooks.DefaultKubernetesCluster(spec)
-	if errs := webhooks.ValidateKubernetesCluster(spec); len(errs) > 0 {
-		invalid = admit.Invalid(clusterv1alpha1.GroupVersion.WithKind("KubernetesCluster").GroupKind(), kc, errs)
-		log.Info("KubernetesCluster spec is invalid; starting no operation", "error", invalid.Error())
-		r.Engine.Warn(kc, conditions.ReasonInvalidSpec, "Validate", "%s", invalid.Error())
-		return nil, nil, invalid, nil
+	var o observed
+	if invalid != nil {
+		o.invalid = invalid
+		r.Engine.Invalid(ctx, kc, invalid)
+		return o, nil
 	}
-	// The builders and the planner work on the defaulted spec; only the
-	// status is written, so the spec the caller holds is put back.
-	userSpec := kc.Spec
-	kc.Spec = spec.Spec
-	defer func() { kc.Spec = userSpec }()
 
 	if _, err := r.Engine.Apply(ctx, kc, StaticObjects(kc)); err != nil {
-		return nil, nil, nil, fmt.Errorf("applying the installer's ServiceAccount, Role and kubeconfig Secret: %w", err)
+		return o, fmt.Errorf("applying the installer's ServiceAccount, Role and kubeconfig Secret: %w", err)
 	}
 
 	// 1. Follow the running operation.
@@ -152,7 +163,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 		} else {
 			running, err := r.follow(ctx, kc, op)
 			if err != nil || running {
-				return nil, nil, nil, err
+				return o, err
 			}
 		}
 	}
@@ -161,37 +172,40 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	// annotation. The retry is taken when the next operation starts.
 	retry := kc.Annotations[clusterv1alpha1.RetryAnnotation]
 	if last := lastOperation(kc); last != nil && last.Result == clusterv1alpha1.ResultFailed && retry == kc.Status.ObservedRetry {
-		return NextOperation(kc), nil, nil, nil
+		o.next = NextOperation(kc)
+		return o, nil
 	}
 
 	// 3. Start the next operation.
-	next = NextOperation(kc)
+	o.next = NextOperation(kc)
+	next := o.next
 	if next == nil || kc.Spec.Paused && next.Type != clusterv1alpha1.OpReset {
-		return next, nil, nil, nil
+		return o, nil
 	}
 	if err := r.checkSSHSecret(ctx, kc); err != nil {
-		return next, err, nil, nil
+		o.blocked = err
+		return o, nil
 	}
 	seq := kc.Status.OperationCount + 1
 	op := clusterv1alpha1.Operation{
-		ID: OperationID(next.Type, seq), Type: next.Type, Hosts: next.Hosts, Version: next.Version,
+		ID: clusterv1alpha1.OperationID(next.Type, seq), Type: next.Type, Hosts: next.Hosts, Version: next.Version,
 		Result: clusterv1alpha1.ResultRunning, StartTime: ptrNow(),
 	}
-	op.JobName = JobName(kc, op.ID)
+	op.JobName = clusterv1alpha1.JobName(kc, op.ID)
 	objs, err := OperationObjects(kc, op)
 	if err != nil {
-		return next, nil, nil, err
+		return o, err
 	}
 	token, err := callbackToken()
 	if err != nil {
-		return next, nil, nil, err
+		return o, err
 	}
 	objs = append(objs, CallbackSecret(kc, op, token, r.CallbackURL))
 	log.Info("Starting operation", "operation", op.ID, "job", op.JobName)
 	// The Job first, the status after: a crash in between finds the Job
 	// under the same name on the next reconcile, never starts a second.
 	if _, err := r.Engine.Apply(ctx, kc, append(StaticObjects(kc), objs...)); err != nil {
-		return next, nil, nil, fmt.Errorf("starting operation %s: %w", op.ID, err)
+		return o, fmt.Errorf("starting operation %s: %w", op.ID, err)
 	}
 	kc.Status.OperationCount = seq
 	kc.Status.CurrentOperation = op.ID
@@ -201,7 +215,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 		kc.Status.Operations = kc.Status.Operations[n-clusterv1alpha1.MaxOperationHistory:]
 	}
 	r.Engine.Event(kc, "OperationStarted", "Start", "Started operation %s (Job %s)", op.ID, op.JobName)
-	return next, nil, nil, nil
+	return o, nil
 }
 
 // follow reads the running operation's Job; when it has ended it records
@@ -271,42 +285,20 @@ func (r *Reconciler) checkSSHSecret(ctx context.Context, kc *clusterv1alpha1.Kub
 	return nil
 }
 
-// cleanHistory deletes the Jobs and ConfigMaps of operations that fell
-// out of status.operations.
+// cleanHistory deletes the Jobs, ConfigMaps and Secrets of operations
+// that fell out of status.operations.
 func (r *Reconciler) cleanHistory(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) error {
 	keep := map[string]bool{}
 	for _, op := range kc.Status.Operations {
 		keep[op.ID] = true
 	}
-	for _, list := range []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}, &corev1.SecretList{}} {
-		if err := r.Client.List(ctx, list, client.InNamespace(kc.Namespace), client.MatchingLabels{clusterv1alpha1.ClusterLabel: kc.Name}); err != nil {
-			return fmt.Errorf("listing old operations: %w", err)
-		}
-		var items []client.Object
-		switch l := list.(type) {
-		case *batchv1.JobList:
-			for i := range l.Items {
-				items = append(items, &l.Items[i])
-			}
-		case *corev1.ConfigMapList:
-			for i := range l.Items {
-				items = append(items, &l.Items[i])
-			}
-		case *corev1.SecretList:
-			for i := range l.Items {
-				items = append(items, &l.Items[i])
-			}
-		}
-		for _, obj := range items {
+	_, err := r.Engine.DeleteOwned(ctx, kc, historyTypes, client.MatchingLabels{clusterv1alpha1.ClusterLabel: kc.Name},
+		func(obj client.Object, _ string) bool {
 			id, ok := obj.GetLabels()[clusterv1alpha1.OperationLabel]
-			if !ok || keep[id] || !metav1.IsControlledBy(obj, kc) || obj.GetDeletionTimestamp() != nil {
-				continue
-			}
-			logf.FromContext(ctx).Info("Deleting the objects of an old operation", "operation", id, "object", obj.GetName())
-			if err := r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("deleting %s of old operation %s: %w", obj.GetName(), id, err)
-			}
-		}
+			return ok && !keep[id]
+		})
+	if err != nil {
+		return fmt.Errorf("deleting the objects of old operations: %w", err)
 	}
 	return nil
 }
@@ -327,13 +319,7 @@ func ptrNow() *metav1.Time {
 
 // SetupWithManager registers the controller: KubernetesClusters (every
 // change: spec, annotations, deletion, and status, so a write decided
-// against a lagging view is looked at again) and what they own.
+// against a lagging view is looked at again) and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("kubernetescluster").
-		For(&clusterv1alpha1.KubernetesCluster{}).
-		Owns(&batchv1.Job{}).
-		Owns(&corev1.Secret{}).
-		Owns(&corev1.ServiceAccount{}).
-		Complete(r)
+	return Types.Controller(mgr, "kubernetescluster", &clusterv1alpha1.KubernetesCluster{}).Complete(r)
 }

@@ -171,10 +171,10 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		// file, never an environment variable.
 		callback := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, key("life-precheck-1-callback"), callback)).To(Succeed())
-		Expect(len(callback.Data[kubernetescluster.CallbackTokenKey])).To(BeNumerically(">=", 43))
+		Expect(len(callback.Data[clusterv1alpha1.CallbackTokenKey])).To(BeNumerically(">=", 43))
 		Expect(job.Spec.Template.Spec.Volumes).To(ContainElement(HaveField("Secret.SecretName", "life-precheck-1-callback")))
 		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
-			Expect(e.Value).NotTo(ContainSubstring(string(callback.Data[kubernetescluster.CallbackTokenKey])))
+			Expect(e.Value).NotTo(ContainSubstring(string(callback.Data[clusterv1alpha1.CallbackTokenKey])))
 		}
 		cm := &corev1.ConfigMap{}
 		Expect(k8sClient.Get(ctx, key("life-precheck-1"), cm)).To(Succeed())

@@ -15,7 +15,6 @@
 package kubernetescluster
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -47,16 +46,6 @@ func InstallerName(kc *clusterv1alpha1.KubernetesCluster) string { return kc.Nam
 // admin kubeconfig into.
 func KubeconfigSecretName(kc *clusterv1alpha1.KubernetesCluster) string {
 	return kc.Name + "-kubeconfig"
-}
-
-// JobName is the name of an operation's Job (and of its ConfigMap): it
-// derives from the cluster and the operation id alone, so a reconcile after
-// a crash finds the Job instead of starting another.
-func JobName(kc *clusterv1alpha1.KubernetesCluster, id string) string { return kc.Name + "-" + id }
-
-// OperationID is the id of the operation started as the seq'th.
-func OperationID(t clusterv1alpha1.OperationType, seq int64) string {
-	return fmt.Sprintf("%s-%d", t, seq)
 }
 
 func meta(kc *clusterv1alpha1.KubernetesCluster, name string) metav1.ObjectMeta {
@@ -130,17 +119,8 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 	return []client.Object{cm, job}, nil
 }
 
-// CallbackSecretName is the name of an operation's callback Secret.
-func CallbackSecretName(kc *clusterv1alpha1.KubernetesCluster, id string) string {
-	return JobName(kc, id) + "-callback"
-}
-
-// The callback Secret's keys and where the installer finds them.
-const (
-	CallbackTokenKey = "token"
-	CallbackURLKey   = "url"
-	callbackDir      = "/var/run/kubeforge/callback"
-)
+// callbackDir is where the installer finds the callback Secret's keys.
+const callbackDir = "/var/run/kubeforge/callback"
 
 // CallbackSecret holds the token with which an operation's installer may
 // report early to the API server (POST .../operations/<id>/callback with
@@ -150,13 +130,13 @@ const (
 func CallbackSecret(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation, token, apiURL string) *corev1.Secret {
 	s := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: meta(kc, CallbackSecretName(kc, op.ID)),
+		ObjectMeta: meta(kc, clusterv1alpha1.CallbackSecretName(kc, op.ID)),
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{CallbackTokenKey: []byte(token)},
+		Data:       map[string][]byte{clusterv1alpha1.CallbackTokenKey: []byte(token)},
 	}
 	s.Labels[clusterv1alpha1.OperationLabel] = op.ID
 	if apiURL != "" {
-		s.Data[CallbackURLKey] = []byte(strings.TrimSuffix(apiURL, "/") + "/api/v1/namespaces/" + kc.Namespace +
+		s.Data[clusterv1alpha1.CallbackURLKey] = []byte(strings.TrimSuffix(apiURL, "/") + "/api/v1/namespaces/" + kc.Namespace +
 			"/kubernetesclusters/" + kc.Name + "/operations/" + op.ID + "/callback")
 	}
 	engine.CreateOnly(s)
@@ -185,14 +165,7 @@ func installedHosts(kc *clusterv1alpha1.KubernetesCluster) []clusterv1alpha1.Hos
 // watches the clock and a restart loses nothing.
 func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *batchv1.Job {
 	in := kc.Spec.Installer
-	image := in.Image
-	if image == "" {
-		image = clusterv1alpha1.DefaultInstallerImage
-	}
-	timeout := clusterv1alpha1.DefaultTimeout
-	if in.Timeout != nil {
-		timeout = in.Timeout.Duration
-	}
+	image, timeout := in.Image, in.Timeout.Duration
 	m := meta(kc, op.JobName)
 	m.Labels[clusterv1alpha1.OperationLabel] = op.ID
 	podLabels := map[string]string{}
@@ -249,7 +222,7 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 							DefaultMode: ptr.To[int32](0o400),
 						}}},
 						{Name: "callback", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-							SecretName:  CallbackSecretName(kc, op.ID),
+							SecretName:  clusterv1alpha1.CallbackSecretName(kc, op.ID),
 							DefaultMode: ptr.To[int32](0o400),
 						}}},
 					},

@@ -133,12 +133,23 @@ func finish(kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation
 	st.NodeCount = int32(len(st.InstalledNodes))
 }
 
-// setConditions sets phase and conditions from the status and what is next.
-func setConditions(kc *clusterv1alpha1.KubernetesCluster, next *Next, blocked, invalid error) {
+// observed is what the reconciler saw and decided.
+type observed struct {
+	// next is the operation the spec calls for next, nil for none.
+	next *Next
+	// blocked says why next cannot start (its SSH Secret).
+	blocked error
+	// invalid is the spec's validation error.
+	invalid error
+}
+
+// computeStatus sets phase and conditions from the status's operation
+// record and what was observed. kc is defaulted.
+func computeStatus(kc *clusterv1alpha1.KubernetesCluster, o observed) {
 	st := &kc.Status
-	gen := kc.Generation
-	st.ObservedGeneration = gen
-	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
+	st.ObservedGeneration = kc.Generation
+	set := conditions.For(kc, &st.Conditions).Set
+	next, blocked, invalid := o.next, o.blocked, o.invalid
 	if invalid != nil {
 		msg := invalid.Error()
 		set(conditions.Ready, st.Version != "" && st.CurrentOperation == "", conditions.ReasonInvalidSpec, msg)

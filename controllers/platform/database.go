@@ -132,14 +132,14 @@ func rotationRequests(p *appsv1alpha1.Platform) []string {
 // databases makes every component that asks for a database have its
 // Secret and, for the enabled ones, its database and user on the server.
 // p is the Platform as stored (its annotations are patched when a
-// rotation was asked for); spec is its defaulted copy.
-func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platform) (dbObserved, error) {
+// rotation was asked for). p is defaulted.
+func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (dbObserved, error) {
 	log := logf.FromContext(ctx)
 	o := dbObserved{components: map[string]dbState{}}
-	d := spec.Spec.Database
+	d := p.Spec.Database
 	var comps []*appsv1alpha1.PlatformComponent
-	for i := range spec.Spec.Components {
-		if c := &spec.Spec.Components[i]; c.HasDatabase() {
+	for i := range p.Spec.Components {
+		if c := &p.Spec.Components[i]; c.HasDatabase() {
 			comps = append(comps, c)
 		}
 	}
@@ -147,7 +147,7 @@ func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platfo
 		return o, nil
 	}
 	o.configured = true
-	server := DatabaseServer(spec)
+	server := DatabaseServer(p)
 
 	// The Secrets first: they hold the passwords, which are the truth the
 	// server is brought to.
@@ -157,7 +157,7 @@ func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platfo
 	live := map[string]*corev1.Secret{}
 	for _, c := range comps {
 		s := &corev1.Secret{}
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: DatabaseSecretName(spec, c)}, s)
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: DatabaseSecretName(p, c)}, s)
 		switch {
 		case apierrors.IsNotFound(err):
 			s = nil
@@ -175,7 +175,7 @@ func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platfo
 			}
 		}
 		passwords[c.Name] = password
-		want := DatabaseSecret(spec, c, password)
+		want := DatabaseSecret(p, c, password)
 		changed[c.Name] = s == nil || !sameData(s.Data, want.Data)
 		o.secrets = append(o.secrets, want)
 	}
@@ -208,7 +208,7 @@ func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platfo
 			continue
 		}
 		st := dbState{ready: true, message: "Provisioned"}
-		if r.memo.fresh(memoKey(spec, c, server, passwords[c.Name]), now) {
+		if r.memo.fresh(memoKey(p, c, server, passwords[c.Name]), now) {
 			st = versioned(st, live[c.Name], changed[c.Name])
 		} else {
 			st.ready = false
@@ -218,12 +218,12 @@ func (r *Reconciler) databases(ctx context.Context, p, spec *appsv1alpha1.Platfo
 	}
 	var failure error
 	if len(need) > 0 {
-		failure = r.provision(ctx, spec, server, need, passwords, func(c *appsv1alpha1.PlatformComponent, err error) {
+		failure = r.provision(ctx, p, server, need, passwords, func(c *appsv1alpha1.PlatformComponent, err error) {
 			if err != nil {
 				o.components[c.Name] = dbState{message: err.Error()}
 				return
 			}
-			r.memo.remember(memoKey(spec, c, server, passwords[c.Name]), now)
+			r.memo.remember(memoKey(p, c, server, passwords[c.Name]), now)
 			o.components[c.Name] = versioned(dbState{ready: true, message: "Provisioned"}, live[c.Name], changed[c.Name])
 		})
 	}

@@ -17,7 +17,6 @@ package platform
 import (
 	"cmp"
 	"fmt"
-	"sort"
 	"strings"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -54,55 +53,6 @@ type Step struct {
 	Message string
 }
 
-// Order returns the enabled and disabled components in dependency order
-// (a component after everything it depends on; ties in spec order), or an
-// error naming a cycle.
-func Order(comps []appsv1alpha1.PlatformComponent) ([]int, error) {
-	index := map[string]int{}
-	for i, c := range comps {
-		index[c.Name] = i
-	}
-	indegree := make([]int, len(comps))
-	dependents := make([][]int, len(comps))
-	for i, c := range comps {
-		for _, d := range c.DependsOn {
-			j, ok := index[d]
-			if !ok || j == i {
-				continue
-			}
-			indegree[i]++
-			dependents[j] = append(dependents[j], i)
-		}
-	}
-	var ready, order []int
-	for i := range comps {
-		if indegree[i] == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		sort.Ints(ready)
-		i := ready[0]
-		ready = ready[1:]
-		order = append(order, i)
-		for _, j := range dependents[i] {
-			if indegree[j]--; indegree[j] == 0 {
-				ready = append(ready, j)
-			}
-		}
-	}
-	if len(order) != len(comps) {
-		var stuck []string
-		for i := range comps {
-			if indegree[i] > 0 {
-				stuck = append(stuck, comps[i].Name)
-			}
-		}
-		return nil, fmt.Errorf("dependsOn forms a cycle among %s", strings.Join(stuck, ", "))
-	}
-	return order, nil
-}
-
 // Plan decides, for every component, whether its objects are applied and
 // with which image, from the spec and what was observed:
 //
@@ -120,9 +70,9 @@ func Order(comps []appsv1alpha1.PlatformComponent) ([]int, error) {
 // Steps come back in spec order.
 func Plan(p *appsv1alpha1.Platform, live map[string]Live, blocked map[string]string) ([]Step, error) {
 	comps := p.Spec.Components
-	order, err := Order(comps)
-	if err != nil {
-		return nil, err
+	order, cycle := appsv1alpha1.DependencyOrder(comps)
+	if len(cycle) > 0 {
+		return nil, fmt.Errorf("dependsOn forms a cycle: %s", strings.Join(cycle, " → "))
 	}
 	disabled := map[string]bool{}
 	for _, c := range comps {

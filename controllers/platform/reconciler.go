@@ -44,7 +44,6 @@ import (
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
-	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 )
 
 // Reconciler reconciles Platforms.
@@ -69,11 +68,12 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// ownedLists are the kinds a Platform owns, for pruning.
-var ownedLists = []client.ObjectList{
-	&appsv1.DeploymentList{}, &appsv1.StatefulSetList{}, &appsv1.DaemonSetList{}, &batchv1.CronJobList{},
-	&corev1.ServiceList{}, &corev1.ConfigMapList{}, &corev1.PersistentVolumeClaimList{}, &corev1.SecretList{},
-}
+// Types are the objects a Platform's controller owns: each component's
+// workload, Service, ConfigMap and volume claim, and database Secrets.
+var Types = engine.Types{Owned: []client.Object{
+	&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{},
+	&corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}, &corev1.Secret{},
+}}
 
 // Reconcile brings one Platform's components to its spec, in dependency
 // order, and reports each component.
@@ -82,6 +82,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// The webhook's rules run here too, so a Platform admitted without
+	// the webhook gets a clear condition. Builders and status read the
+	// defaulted copy; only the status and the finalizer are written.
+	p, invalid := admit.Prepare(admit.Platform, p)
 	if !p.DeletionTimestamp.IsZero() {
 		// Everything is owned (but retained volumes): the garbage
 		// collector removes it. Databases are dropped only when asked.
@@ -92,7 +96,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	before := p.DeepCopy()
-	o, reconcileErr := r.reconcile(ctx, p)
+	o, reconcileErr := r.reconcile(ctx, p, invalid)
 	computeStatus(p, o)
 	wrote, err := engine.PatchStatus(ctx, r.Client, before, p)
 	if err != nil {
@@ -116,12 +120,10 @@ func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform) err
 	if !controllerutil.ContainsFinalizer(p, appsv1alpha1.DatabaseFinalizer) {
 		return nil
 	}
-	spec := p.DeepCopy()
-	webhooks.DefaultPlatform(spec)
-	if d := spec.Spec.Database; d != nil && d.DropOnDelete {
-		if err := r.dropDatabases(ctx, spec); err != nil {
+	if d := p.Spec.Database; d != nil && d.DropOnDelete {
+		if err := r.dropDatabases(ctx, p); err != nil {
 			before := p.DeepCopy()
-			conditions.Set(&p.Status.Conditions, p.Generation, appsv1alpha1.DatabaseConditionType, false, dbReason(err),
+			conditions.For(p, &p.Status.Conditions).Set(appsv1alpha1.DatabaseConditionType, false, dbReason(err),
 				"Cannot drop the databases, so the Platform stays until the server answers or spec.database.dropOnDelete is false: "+err.Error())
 			r.Engine.Warn(p, ReasonDropFailed, "DropDatabases", "%s", err.Error())
 			if _, perr := engine.PatchStatus(ctx, r.Client, before, p); perr != nil {
@@ -129,27 +131,24 @@ func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform) err
 			}
 			return fmt.Errorf("dropping the databases of the Platform: %w", err)
 		}
-		r.Engine.Event(p, ReasonDatabasesDropped, "DropDatabases", "Dropped the components' databases and users on %s", DatabaseServer(spec).Addr())
+		r.Engine.Event(p, ReasonDatabasesDropped, "DropDatabases", "Dropped the components' databases and users on %s", DatabaseServer(p).Addr())
 	}
 	return engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, false)
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (observed, error) {
+func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, invalid error) (observed, error) {
 	log := logf.FromContext(ctx)
 	var o observed
-	spec := p.DeepCopy()
-	webhooks.DefaultPlatform(spec)
-	if errs := webhooks.ValidatePlatform(spec); len(errs) > 0 {
-		o.invalid = admit.Invalid(appsv1alpha1.GroupVersion.WithKind("Platform").GroupKind(), p, errs)
-		log.Info("Platform spec is invalid; waiting for a change", "error", o.invalid.Error())
-		r.Engine.Warn(p, conditions.ReasonInvalidSpec, "Validate", "%s", o.invalid.Error())
+	if invalid != nil {
+		o.invalid = invalid
+		r.Engine.Invalid(ctx, p, invalid)
 		return o, nil
 	}
 
 	o.live = map[string]Live{}
-	for i := range spec.Spec.Components {
-		c := &spec.Spec.Components[i]
-		obj, err := r.workload(ctx, spec, c)
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		obj, err := r.workload(ctx, p, c)
 		if err != nil {
 			return o, err
 		}
@@ -159,7 +158,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (o
 	// A server that fails does not stop the other components: its error
 	// is returned (for a retry with backoff) after everything else is applied.
 	var dbErr error
-	o.db, dbErr = r.databases(ctx, p, spec)
+	o.db, dbErr = r.databases(ctx, p)
 	if dbErr != nil {
 		o.db.ready = false
 		o.db.reason = cmp.Or(o.db.reason, database.ReasonProvisioningFailed)
@@ -168,14 +167,14 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (o
 		r.Engine.Warn(p, o.db.reason, "ProvisionDatabases", "%s", dbErr.Error())
 	}
 	blocked := map[string]string{}
-	for i := range spec.Spec.Components {
-		c := &spec.Spec.Components[i]
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
 		if st, ok := o.db.components[c.Name]; c.HasDatabase() && (!ok || !st.ready || st.version == "") {
 			blocked[c.Name] = "Waiting for its database: " + cmp.Or(st.message, "writing its credentials")
 		}
 	}
 
-	steps, err := Plan(spec, o.live, blocked)
+	steps, err := Plan(p, o.live, blocked)
 	if err != nil {
 		o.invalid = err
 		return o, nil
@@ -187,7 +186,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (o
 		if !s.Deploy {
 			continue
 		}
-		c := &spec.Spec.Components[i]
+		c := &p.Spec.Components[i]
 		if s.Upgrade {
 			log.Info("Moving component to a new image", "component", c.Name, "image", s.Image)
 			r.Engine.Event(p, "ComponentUpgrading", "Upgrade", "Moving %s from %s to %s", c.Name, o.live[c.Name].Image, s.Image)
@@ -200,9 +199,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (o
 		} else if !c.HasDatabase() {
 			version = ""
 		}
-		desired = append(desired, ComponentObjects(spec, c, s.Image, version)...)
+		desired = append(desired, ComponentObjects(p, c, s.Image, version)...)
 	}
-	if _, err := r.Engine.Apply(ctx, p, desired, ownedLists...); err != nil {
+	if _, err := r.Engine.Apply(ctx, p, desired, Types.Owned...); err != nil {
 		o.apply = err
 		r.Engine.Warn(p, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, errors.Join(fmt.Errorf("applying Platform objects: %w", err), dbErr)
@@ -214,7 +213,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform) (o
 // not exist or is not this Platform's.
 func (r *Reconciler) workload(ctx context.Context, p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) (client.Object, error) {
 	var obj client.Object
-	switch workloadOf(c) {
+	switch c.Workload {
 	case appsv1alpha1.WorkloadStatefulSet:
 		obj = &appsv1.StatefulSet{}
 	case appsv1alpha1.WorkloadDaemonSet:
@@ -236,22 +235,9 @@ func (r *Reconciler) workload(ctx context.Context, p *appsv1alpha1.Platform, c *
 	return obj, nil
 }
 
-// SetupWithManager registers the controller: Platforms and what they own.
+// SetupWithManager registers the controller: Platforms and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("platform").
-		// Every change, status included: a status write decided against a
-		// cache that lagged behind our previous write is corrected when the
-		// cache catches up. A reconcile with nothing to do writes nothing.
-		For(&appsv1alpha1.Platform{}).
-		Owns(&appsv1.Deployment{}).
-		Owns(&appsv1.StatefulSet{}).
-		Owns(&appsv1.DaemonSet{}).
-		Owns(&batchv1.CronJob{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&corev1.PersistentVolumeClaim{}).
-		Owns(&corev1.Secret{}).
+	return Types.Controller(mgr, "platform", &appsv1alpha1.Platform{}).
 		WithOptions(controller.Options{
 			// A database server that is down is retried with backoff, at
 			// least once a minute, so it is found again soon after it is back.

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -58,9 +59,6 @@ func EffectiveImage(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent)
 		return c.Image
 	}
 	name := c.ImageName
-	if name == "" {
-		name = c.Name
-	}
 	tag := c.Tag
 	if tag == "" {
 		tag = p.Spec.Version
@@ -80,20 +78,6 @@ func objectMeta(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, nam
 	return metav1.ObjectMeta{Name: name, Namespace: p.Namespace, Labels: labels}
 }
 
-func workloadOf(c *appsv1alpha1.PlatformComponent) appsv1alpha1.WorkloadType {
-	if c.Workload == "" {
-		return appsv1alpha1.WorkloadDeployment
-	}
-	return c.Workload
-}
-
-func replicasOf(c *appsv1alpha1.PlatformComponent) int32 {
-	if c.Replicas == nil {
-		return 1
-	}
-	return *c.Replicas
-}
-
 // ComponentObjects are the objects of one enabled component running image:
 // its ConfigMap, volume claim (Deployment with storage), Service (when it
 // has ports) and workload. dbVersion is the resourceVersion of the
@@ -104,10 +88,10 @@ func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponen
 	if len(c.Config) > 0 {
 		objs = append(objs, ConfigMap(p, c))
 	}
-	if c.Storage != nil && workloadOf(c) == appsv1alpha1.WorkloadDeployment {
+	if c.Storage != nil && c.Workload == appsv1alpha1.WorkloadDeployment {
 		objs = append(objs, PVC(p, c))
 	}
-	if len(c.Ports) > 0 && workloadOf(c) != appsv1alpha1.WorkloadCronJob {
+	if len(c.Ports) > 0 && c.Workload != appsv1alpha1.WorkloadCronJob {
 		objs = append(objs, Service(p, c))
 	}
 	return append(objs, Workload(p, c, image, dbVersion))
@@ -119,14 +103,13 @@ func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image
 	meta := objectMeta(p, c, ObjectName(p, c))
 	selector := &metav1.LabelSelector{MatchLabels: SelectorLabels(p, c)}
 	tmpl := podTemplate(p, c, image, dbVersion)
-	replicas := replicasOf(c)
-	switch workloadOf(c) {
+	switch c.Workload {
 	case appsv1alpha1.WorkloadStatefulSet:
 		sts := &appsv1.StatefulSet{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
 			ObjectMeta: meta,
 			Spec: appsv1.StatefulSetSpec{
-				Replicas:            &replicas,
+				Replicas:            ptr.To(*c.Replicas),
 				Selector:            selector,
 				ServiceName:         ObjectName(p, c),
 				PodManagementPolicy: appsv1.OrderedReadyPodManagement,
@@ -173,7 +156,7 @@ func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image
 		dep := &appsv1.Deployment{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 			ObjectMeta: meta,
-			Spec:       appsv1.DeploymentSpec{Replicas: &replicas, Selector: selector, Template: tmpl},
+			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(*c.Replicas), Selector: selector, Template: tmpl},
 		}
 		if c.Storage != nil {
 			// A ReadWriteOnce volume cannot be shared by an old and a new pod
@@ -190,9 +173,6 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		labels[k] = v
 	}
 	pullPolicy := p.Spec.ImagePullPolicy
-	if pullPolicy == "" {
-		pullPolicy = corev1.PullIfNotPresent
-	}
 	container := corev1.Container{
 		Name:            c.Name,
 		Image:           image,
@@ -202,11 +182,7 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		Env:             slices.Clone(c.Env),
 	}
 	for _, pt := range c.Ports {
-		proto := pt.Protocol
-		if proto == "" {
-			proto = corev1.ProtocolTCP
-		}
-		container.Ports = append(container.Ports, corev1.ContainerPort{Name: pt.Name, ContainerPort: pt.Port, Protocol: proto})
+		container.Ports = append(container.Ports, corev1.ContainerPort{Name: pt.Name, ContainerPort: pt.Port, Protocol: pt.Protocol})
 	}
 	if c.Resources != nil {
 		container.Resources = *c.Resources
@@ -239,8 +215,8 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		annotations[appsv1alpha1.PlatformConfigHashAnnotation] = ConfigHash(c.Config)
 	}
 	if s := c.Storage; s != nil {
-		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: mountPath(c)})
-		if workloadOf(c) == appsv1alpha1.WorkloadDeployment {
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: c.Storage.MountPath})
+		if c.Workload == appsv1alpha1.WorkloadDeployment {
 			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName(p, c)},
 			}})
@@ -251,13 +227,6 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		annotations = nil
 	}
 	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: spec}
-}
-
-func mountPath(c *appsv1alpha1.PlatformComponent) string {
-	if c.Storage.MountPath == "" {
-		return "/var/lib/" + c.Name
-	}
-	return c.Storage.MountPath
 }
 
 func claimSpec(s *appsv1alpha1.ComponentStorage) corev1.PersistentVolumeClaimSpec {
@@ -311,20 +280,13 @@ func PVC(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev1.Pe
 // Service exposes a component's ports.
 func Service(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev1.Service {
 	t := c.Service.Type
-	if t == "" {
-		t = corev1.ServiceTypeClusterIP
-	}
 	svc := &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: objectMeta(p, c, ObjectName(p, c)),
 		Spec:       corev1.ServiceSpec{Type: t, Selector: SelectorLabels(p, c)},
 	}
 	for _, pt := range c.Ports {
-		proto := pt.Protocol
-		if proto == "" {
-			proto = corev1.ProtocolTCP
-		}
-		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: pt.Name, Protocol: proto, Port: pt.Port, TargetPort: intstr.FromInt32(pt.Port)})
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: pt.Name, Protocol: pt.Protocol, Port: pt.Port, TargetPort: intstr.FromInt32(pt.Port)})
 	}
 	return svc
 }
@@ -338,15 +300,7 @@ func DatabaseSecretName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformCompon
 // (the admin's credentials are not part of it).
 func DatabaseServer(p *appsv1alpha1.Platform) database.Server {
 	d := p.Spec.Database
-	port := d.Port
-	if port == 0 {
-		port = appsv1alpha1.DefaultDatabasePort(d.Engine)
-	}
-	mode := string(d.TLS.Mode)
-	if mode == "" {
-		mode = database.TLSRequire
-	}
-	return database.Server{Engine: string(d.Engine), Host: d.Host, Port: port, TLSMode: mode}
+	return database.Server{Engine: string(d.Engine), Host: d.Host, Port: d.Port, TLSMode: string(d.TLS.Mode)}
 }
 
 // DatabaseSecret holds a component's database credentials: host, port,

@@ -50,6 +50,7 @@ func goldenPlatform() *appsv1alpha1.Platform {
 	report.Workload = appsv1alpha1.WorkloadCronJob
 	report.Schedule = "0 3 * * *"
 	report.Args = []string{"--nightly"}
+	appsv1alpha1.DefaultPlatform(p)
 	return p
 }
 

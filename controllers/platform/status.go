@@ -25,6 +25,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // Reasons specific to Platforms.
@@ -54,46 +55,21 @@ func LiveOf(obj client.Object) Live {
 		template = w.Spec.JobTemplate.Spec.Template
 	}
 	l.DatabaseVersion = template.Annotations[appsv1alpha1.DatabaseSecretVersionAnnotation]
-	switch w := obj.(type) {
-	case *appsv1.Deployment:
-		l.Image = firstImage(w.Spec.Template.Spec)
-		want := replicas(w.Spec.Replicas)
-		l.Replicas, l.ReadyReplicas = want, w.Status.ReadyReplicas
-		l.Ready = w.Status.ObservedGeneration >= w.Generation && w.Status.UpdatedReplicas == want &&
-			w.Status.Replicas == want && w.Status.AvailableReplicas == want
-		for _, c := range w.Status.Conditions {
-			if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" ||
-				c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
-				l.Failed, l.Message = true, c.Message
-			}
-		}
-		if !l.Ready && !l.Failed {
-			l.Message = fmt.Sprintf("%d of %d pods updated and available", w.Status.AvailableReplicas, want)
-		}
-	case *appsv1.StatefulSet:
-		l.Image = firstImage(w.Spec.Template.Spec)
-		want := replicas(w.Spec.Replicas)
-		l.Replicas, l.ReadyReplicas = want, w.Status.ReadyReplicas
-		l.Ready = w.Status.ObservedGeneration >= w.Generation && w.Status.UpdatedReplicas == want &&
-			w.Status.ReadyReplicas == want && w.Status.AvailableReplicas == want &&
-			(want == 0 || w.Status.CurrentRevision == w.Status.UpdateRevision)
-		if !l.Ready {
-			l.Message = fmt.Sprintf("%d of %d pods updated and ready", w.Status.UpdatedReplicas, want)
-		}
-	case *appsv1.DaemonSet:
-		l.Image = firstImage(w.Spec.Template.Spec)
-		want := w.Status.DesiredNumberScheduled
-		l.Replicas, l.ReadyReplicas = want, w.Status.NumberReady
-		l.Ready = w.Status.ObservedGeneration >= w.Generation && w.Status.UpdatedNumberScheduled == want &&
-			w.Status.NumberAvailable == want
-		if !l.Ready {
-			l.Message = fmt.Sprintf("%d of %d nodes run the updated pod", w.Status.UpdatedNumberScheduled, want)
-		}
-	case *batchv1.CronJob:
-		// A CronJob is a schedule: it is Ready once it exists. Its Jobs run
-		// the image of the template they were created from.
-		l.Image = firstImage(w.Spec.JobTemplate.Spec.Template.Spec)
+	l.Image = firstImage(template.Spec)
+	r, isWorkload := workload.Of(obj)
+	if !isWorkload {
+		// A CronJob is a schedule: it is Ready once it exists. Its Jobs
+		// run the image of the template they were created from.
 		l.Ready = true
+		return l
+	}
+	l.Replicas, l.ReadyReplicas = r.Desired, r.Ready
+	l.Ready = r.Settled
+	switch {
+	case r.Failed:
+		l.Failed, l.Message = true, r.Message
+	case !r.Settled:
+		l.Message = r.Progress
 	}
 	return l
 }
@@ -103,13 +79,6 @@ func firstImage(spec corev1.PodSpec) string {
 		return ""
 	}
 	return spec.Containers[0].Image
-}
-
-func replicas(r *int32) int32 {
-	if r == nil {
-		return 1
-	}
-	return *r
 }
 
 // observed is what the reconciler saw and decided.
@@ -122,14 +91,15 @@ type observed struct {
 }
 
 // computeStatus sets p.Status from the plan and the observed workloads.
+// p is defaulted.
 func computeStatus(p *appsv1alpha1.Platform, o observed) {
 	st := &p.Status
-	gen := p.Generation
-	st.ObservedGeneration = gen
-	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
+	st.ObservedGeneration = p.Generation
+	conds := conditions.For(p, &st.Conditions)
+	set := conds.Set
 	if o.invalid != nil {
 		st.Phase = appsv1alpha1.PlatformDegraded
-		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonInvalidSpec, o.invalid)
+		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
 		return
 	}
 
@@ -182,7 +152,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 	switch {
 	case o.apply != nil:
 		st.Phase = appsv1alpha1.PlatformDegraded
-		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonApplyFailed, o.apply)
+		conds.Failed(conditions.ReasonApplyFailed, o.apply)
 		return
 	case o.db.configured && !o.db.ready:
 		set(conditions.Degraded, true, o.db.reason, o.db.message)

@@ -23,19 +23,22 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
-	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 )
+
+// Types are the objects a PodSet's controller owns and reads: its
+// Deployment, and the Deployment's pods (owned by a ReplicaSet, mapped
+// back by label).
+var Types = engine.Types{
+	Owned: []client.Object{&appsv1.Deployment{}},
+	Read:  []engine.Read{{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel}},
+}
 
 // Reconciler reconciles PodSets.
 type Reconciler struct {
@@ -61,9 +64,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The Deployment is owned: the garbage collector removes it.
 		return ctrl.Result{}, nil
 	}
+	// The webhook's rules run here too, so a PodSet admitted without the
+	// webhook still gets a clear condition instead of a broken Deployment.
+	// Builders and status read the defaulted copy; only status is written.
+	ps, invalid := admit.Prepare(admit.PodSet, ps)
 	before := ps.DeepCopy()
 
-	o, reconcileErr := r.reconcile(ctx, ps)
+	o, reconcileErr := r.reconcile(ctx, ps, invalid)
 	computeStatus(ps, o)
 	if _, err := engine.PatchStatus(ctx, r.Client, before, ps); err != nil {
 		return ctrl.Result{}, fmt.Errorf("reporting PodSet status: %w", err)
@@ -74,21 +81,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // reconcile applies the desired objects and observes the children. The
 // error it returns is for controller-runtime to back off on; the observed
 // errors go into status.
-func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) (observed, error) {
+func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, invalid error) (observed, error) {
 	var o observed
-
-	// The webhook's rules run here too, so a PodSet admitted without the
-	// webhook still gets a clear condition instead of a broken Deployment.
-	defaulted := ps.DeepCopy()
-	webhooks.DefaultPodSet(defaulted)
-	if errs := webhooks.ValidatePodSet(defaulted); len(errs) > 0 {
-		o.invalid = admit.Invalid(appsv1alpha1.GroupVersion.WithKind("PodSet").GroupKind(), ps, errs)
-		logf.FromContext(ctx).Info("PodSet spec is invalid; waiting for a change", "error", o.invalid.Error())
-		r.Engine.Warn(ps, conditions.ReasonInvalidSpec, "Validate", "%s", o.invalid.Error())
+	if invalid != nil {
+		o.invalid = invalid
+		r.Engine.Invalid(ctx, ps, invalid)
 		return o, nil
 	}
 
-	res, err := r.Engine.Apply(ctx, ps, DesiredObjects(defaulted), &appsv1.DeploymentList{})
+	res, err := r.Engine.Apply(ctx, ps, DesiredObjects(ps), Types.Owned...)
 	if err != nil {
 		o.applyErr = err
 		r.Engine.Warn(ps, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
@@ -110,24 +111,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet) (ob
 	return o, nil
 }
 
-// SetupWithManager registers the controller: PodSets, their Deployments,
-// and their pods (which the ReplicaSet owns, so they are mapped by label).
+// SetupWithManager registers the controller: PodSets and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("podset").
-		// Every change, status included: a status write decided against a
-		// cache that lagged behind our previous write is corrected when the
-		// cache catches up. A reconcile with nothing to do writes nothing.
-		For(&appsv1alpha1.PodSet{}).
-		Owns(&appsv1.Deployment{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToPodSet)).
-		Complete(r)
-}
-
-func podToPodSet(_ context.Context, obj client.Object) []reconcile.Request {
-	name, ok := obj.GetLabels()[appsv1alpha1.PodSetNameLabel]
-	if !ok {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	return Types.Controller(mgr, "podset", &appsv1alpha1.PodSet{}).Complete(r)
 }

@@ -45,11 +45,9 @@ func DesiredObjects(ps *appsv1alpha1.PodSet) []client.Object {
 
 // Deployment builds the PodSet's Deployment: the user's pod template with
 // the operator's labels added, and the selector derived from the name.
+// ps is defaulted (admit.Prepare).
 func Deployment(ps *appsv1alpha1.PodSet) *appsv1.Deployment {
-	replicas := appsv1alpha1.PodSetDefaultReplicas
-	if ps.Spec.Replicas != nil {
-		replicas = *ps.Spec.Replicas
-	}
+	replicas := *ps.Spec.Replicas
 	tmpl := ps.Spec.Template.DeepCopy()
 	podLabels := map[string]string{}
 	for k, v := range tmpl.Labels {

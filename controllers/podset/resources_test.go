@@ -69,9 +69,10 @@ func TestDeployment(t *testing.T) {
 	}
 }
 
-func TestDeploymentDefaultsReplicas(t *testing.T) {
+func TestDeploymentOfADefaultedPodSetWithoutReplicas(t *testing.T) {
 	ps := newPodSet()
 	ps.Spec.Replicas = nil
+	appsv1alpha1.DefaultPodSet(ps)
 	if r := *Deployment(ps).Spec.Replicas; r != 1 {
 		t.Errorf("replicas = %d, want 1", r)
 	}

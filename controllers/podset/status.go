@@ -23,6 +23,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // Reasons specific to PodSets.
@@ -30,7 +31,7 @@ const (
 	ReasonScaling          = "Scaling"
 	ReasonRollingOut       = "RollingOut"
 	ReasonWaitingForPods   = "WaitingForPods"
-	ReasonReplicaFailure   = "ReplicaFailure"
+	ReasonReplicaFailure   = workload.ReasonReplicaFailure
 	ReasonDeploymentAbsent = "DeploymentNotFound"
 )
 
@@ -45,17 +46,14 @@ type observed struct {
 	invalid error
 }
 
-// computeStatus sets ps.Status from what was observed. It is a pure
-// function: the reconciler patches the status only if this changed it.
+// computeStatus sets ps.Status from what was observed. ps is defaulted.
+// It is a pure function: the reconciler patches the status only if this
+// changed it.
 func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 	st := &ps.Status
-	gen := ps.Generation
-	st.ObservedGeneration = gen
+	st.ObservedGeneration = ps.Generation
 	st.Selector = Selector(ps)
-	desired := appsv1alpha1.PodSetDefaultReplicas
-	if ps.Spec.Replicas != nil {
-		desired = *ps.Spec.Replicas
-	}
+	desired := *ps.Spec.Replicas
 
 	st.PodNames = nil
 	for i := range o.pods {
@@ -73,50 +71,44 @@ func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 		st.AvailableReplicas = d.Status.AvailableReplicas
 	}
 
-	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
+	conds := conditions.For(ps, &st.Conditions)
 	switch {
 	case o.invalid != nil:
-		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonInvalidSpec, o.invalid)
+		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
 		return
 	case o.applyErr != nil:
-		conditions.SetFailed(&st.Conditions, gen, conditions.ReasonApplyFailed, o.applyErr)
+		conds.Failed(conditions.ReasonApplyFailed, o.applyErr)
 		return
 	case d == nil:
-		set(conditions.Ready, false, ReasonDeploymentAbsent, "The Deployment does not exist yet")
-		set(conditions.Progressing, true, conditions.ReasonReconciling, "Creating the Deployment")
-		set(conditions.Degraded, false, conditions.ReasonAsExpected, "")
+		conds.Set(conditions.Ready, false, ReasonDeploymentAbsent, "The Deployment does not exist yet")
+		conds.Set(conditions.Progressing, true, conditions.ReasonReconciling, "Creating the Deployment")
+		conds.Set(conditions.Degraded, false, conditions.ReasonAsExpected, "")
 		return
 	}
 
 	// Degraded: the Deployment controller says it cannot make progress.
-	degraded, degradedReason, degradedMsg := false, conditions.ReasonAsExpected, ""
-	for _, c := range d.Status.Conditions {
-		switch {
-		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
-			degraded, degradedReason, degradedMsg = true, ReasonReplicaFailure, c.Message
-		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded":
-			degraded, degradedReason, degradedMsg = true, conditions.ReasonDeadlineInRollout, c.Message
-		}
-	}
-	set(conditions.Degraded, degraded, degradedReason, degradedMsg)
-
-	upToDate := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == desired
-	settled := upToDate && d.Status.Replicas == desired && d.Status.AvailableReplicas == desired
-	switch {
-	case settled:
-		set(conditions.Progressing, false, conditions.ReasonRolloutDone, fmt.Sprintf("%d of %d pods updated and available", desired, desired))
-	case !upToDate:
-		set(conditions.Progressing, true, ReasonRollingOut, fmt.Sprintf("%d of %d pods updated", d.Status.UpdatedReplicas, desired))
-	default:
-		set(conditions.Progressing, true, ReasonScaling, fmt.Sprintf("%d pods, %d available, %d desired", d.Status.Replicas, d.Status.AvailableReplicas, desired))
+	r := workload.Deployment(d, desired)
+	if r.Failed {
+		conds.Set(conditions.Degraded, true, r.Reason, r.Message)
+	} else {
+		conds.Set(conditions.Degraded, false, conditions.ReasonAsExpected, "")
 	}
 
 	switch {
-	case settled && desired == 0:
-		set(conditions.Ready, true, conditions.ReasonScaledToZero, "Scaled to zero pods")
-	case settled:
-		set(conditions.Ready, true, conditions.ReasonAvailable, fmt.Sprintf("%d of %d pods available", desired, desired))
+	case r.Settled:
+		conds.Set(conditions.Progressing, false, conditions.ReasonRolloutDone, fmt.Sprintf("%d of %d pods updated and available", desired, desired))
+	case !r.UpToDate:
+		conds.Set(conditions.Progressing, true, ReasonRollingOut, fmt.Sprintf("%d of %d pods updated", r.Updated, desired))
 	default:
-		set(conditions.Ready, false, ReasonWaitingForPods, fmt.Sprintf("%d of %d pods available", d.Status.AvailableReplicas, desired))
+		conds.Set(conditions.Progressing, true, ReasonScaling, fmt.Sprintf("%d pods, %d available, %d desired", r.Replicas, r.Available, desired))
+	}
+
+	switch {
+	case r.Settled && desired == 0:
+		conds.Set(conditions.Ready, true, conditions.ReasonScaledToZero, "Scaled to zero pods")
+	case r.Settled:
+		conds.Set(conditions.Ready, true, conditions.ReasonAvailable, fmt.Sprintf("%d of %d pods available", desired, desired))
+	default:
+		conds.Set(conditions.Ready, false, ReasonWaitingForPods, fmt.Sprintf("%d of %d pods available", r.Available, desired))
 	}
 }

@@ -37,8 +37,18 @@ import (
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
-	webhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 )
+
+// Types are the objects a Workspace's controller owns: its Pod, Service,
+// home volume and Ingress, and with cert-manager its Certificate. A
+// retained home volume carries no owner reference, so it is never pruned.
+func Types(certManager bool) engine.Types {
+	t := engine.Types{Owned: []client.Object{&corev1.Pod{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{}}}
+	if certManager {
+		t.Owned = append(t.Owned, &cmv1.Certificate{})
+	}
+	return t
+}
 
 // Reconciler reconciles Workspaces.
 type Reconciler struct {
@@ -68,9 +78,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// volume has no owner reference and stays.
 		return ctrl.Result{}, nil
 	}
+	// The webhook's rules run here too, so a Workspace admitted without the
+	// webhook gets a clear condition. Builders and status read the
+	// defaulted copy; only status is written.
+	ws, invalid := admit.Prepare(admit.Workspace, ws)
 	before := ws.DeepCopy()
 
-	o, res, reconcileErr := r.reconcile(ctx, ws)
+	o, res, reconcileErr := r.reconcile(ctx, ws, invalid)
 	computeStatus(ws, o)
 	wrote, err := engine.PatchStatus(ctx, r.Client, before, ws)
 	if err != nil {
@@ -82,28 +96,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, reconcileErr
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace) (observed, ctrl.Result, error) {
+func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, invalid error) (observed, ctrl.Result, error) {
 	log := logf.FromContext(ctx)
 	var o observed
 	var res ctrl.Result
-
-	spec := ws.DeepCopy()
-	webhooks.DefaultWorkspace(spec)
-	if errs := webhooks.ValidateWorkspace(spec); len(errs) > 0 {
-		o.invalid = admit.Invalid(idev1alpha1.GroupVersion.WithKind("Workspace").GroupKind(), ws, errs)
-		log.Info("Workspace spec is invalid; waiting for a change", "error", o.invalid.Error())
-		r.Engine.Warn(ws, conditions.ReasonInvalidSpec, "Validate", "%s", o.invalid.Error())
+	if invalid != nil {
+		o.invalid = invalid
+		r.Engine.Invalid(ctx, ws, invalid)
 		return o, res, nil
 	}
 
 	// maxRunDuration counts from when the workspace was started.
-	if Started(spec) {
+	if Started(ws) {
 		o.startedAt = ws.Status.StartedAt
 		if o.startedAt == nil {
 			now := metav1.NewTime(time.Now().Truncate(time.Second))
 			o.startedAt = &now
 		}
-		if d := spec.Spec.MaxRunDuration; d != nil {
+		if d := ws.Spec.MaxRunDuration; d != nil {
 			left := time.Until(o.startedAt.Add(d.Duration))
 			if left > 0 {
 				res.RequeueAfter = left
@@ -116,7 +126,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace) (
 				r.Engine.Event(ws, ReasonMaxRunDuration, "Stop",
 					"Stopped after running for maxRunDuration %s", d.Duration.String())
 				stopped := false
-				spec.Spec.Started, ws.Spec.Started = &stopped, &stopped
+				ws.Spec.Started = &stopped
 				o.startedAt, res = nil, ctrl.Result{}
 			}
 		}
@@ -126,12 +136,12 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace) (
 	if err != nil {
 		return o, res, err
 	}
-	if pod != nil && pod.DeletionTimestamp == nil && Started(spec) {
+	if pod != nil && pod.DeletionTimestamp == nil && Started(ws) {
 		// A Pod cannot change in place, and a finished one does not come
 		// back: replace it. The delete event brings us back to create it.
 		why := ""
 		switch {
-		case pod.Annotations[PodHashAnnotation] != Pod(spec).Annotations[PodHashAnnotation]:
+		case pod.Annotations[PodHashAnnotation] != Pod(ws).Annotations[PodHashAnnotation]:
 			why = "the spec changed"
 		case pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded:
 			why = fmt.Sprintf("it ended (%s)", pod.Status.Phase)
@@ -145,12 +155,8 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace) (
 		}
 	}
 
-	o.missingTLS = spec.Spec.Ingress != nil && spec.Spec.Ingress.TLS != nil && !r.CertManager
-	owned := []client.ObjectList{&corev1.PodList{}, &corev1.ServiceList{}, &networkingv1.IngressList{}}
-	if r.CertManager {
-		owned = append(owned, &cmv1.CertificateList{})
-	}
-	if _, err := r.Engine.Apply(ctx, ws, DesiredObjects(spec, r.CertManager), owned...); err != nil {
+	o.missingTLS = ws.Spec.Ingress != nil && ws.Spec.Ingress.TLS != nil && !r.CertManager
+	if _, err := r.Engine.Apply(ctx, ws, DesiredObjects(ws, r.CertManager), Types(r.CertManager).Owned...); err != nil {
 		o.applyErr = err
 		r.Engine.Warn(ws, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, res, fmt.Errorf("applying Workspace objects: %w", err)
@@ -176,20 +182,7 @@ func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*c
 	return pod, nil
 }
 
-// SetupWithManager registers the controller: Workspaces and what they own.
+// SetupWithManager registers the controller: Workspaces and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named("workspace").
-		// Every change, status included: a status write decided against a
-		// cache that lagged behind our previous write is corrected when the
-		// cache catches up. A reconcile with nothing to do writes nothing.
-		For(&idev1alpha1.Workspace{}).
-		Owns(&corev1.Pod{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.PersistentVolumeClaim{}).
-		Owns(&networkingv1.Ingress{})
-	if r.CertManager {
-		b = b.Owns(&cmv1.Certificate{})
-	}
-	return b.Complete(r)
+	return Types(r.CertManager).Controller(mgr, "workspace", &idev1alpha1.Workspace{}).Complete(r)
 }

@@ -53,33 +53,7 @@ func SelectorLabels(ws *idev1alpha1.Workspace) map[string]string {
 }
 
 // Started reports whether the spec asks for the IDE to run.
-func Started(ws *idev1alpha1.Workspace) bool { return ws.Spec.Started == nil || *ws.Spec.Started }
-
-func port(ws *idev1alpha1.Workspace) int32 {
-	if ws.Spec.Port == 0 {
-		return idev1alpha1.WorkspaceDefaultPort
-	}
-	return ws.Spec.Port
-}
-
-func mountPath(ws *idev1alpha1.Workspace) string {
-	if ws.Spec.Storage.MountPath == "" {
-		return idev1alpha1.WorkspaceDefaultMountPath
-	}
-	return ws.Spec.Storage.MountPath
-}
-
-// URL is where the IDE answers: the ingress host when there is one,
-// otherwise the Service's cluster DNS name.
-func URL(ws *idev1alpha1.Workspace) string {
-	if in := ws.Spec.Ingress; in != nil {
-		if in.TLS != nil {
-			return "https://" + in.Host
-		}
-		return "http://" + in.Host
-	}
-	return fmt.Sprintf("http://%s.%s.svc:%d", ws.Name, ws.Namespace, port(ws))
-}
+func Started(ws *idev1alpha1.Workspace) bool { return *ws.Spec.Started }
 
 // DesiredObjects are the objects a Workspace owns, built from its spec
 // alone: the home volume and the Service always, the Pod while started,
@@ -107,10 +81,7 @@ func objectMeta(ws *idev1alpha1.Workspace, name string) metav1.ObjectMeta {
 // PVC is the home volume. With reclaimPolicy Retain it carries no owner
 // reference, so it outlives the Workspace.
 func PVC(ws *idev1alpha1.Workspace) *corev1.PersistentVolumeClaim {
-	size := idev1alpha1.WorkspaceDefaultStorageSize
-	if ws.Spec.Storage.Size != nil {
-		size = *ws.Spec.Storage.Size
-	}
+	size := *ws.Spec.Storage.Size
 	pvc := &corev1.PersistentVolumeClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 		ObjectMeta: objectMeta(ws, PVCName(ws)),
@@ -130,15 +101,8 @@ func PVC(ws *idev1alpha1.Workspace) *corev1.PersistentVolumeClaim {
 // readiness probe on the IDE's port: the Pod is Ready only when the IDE
 // answers HTTP.
 func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
-	image := ws.Spec.Image
-	if image == "" {
-		image = idev1alpha1.WorkspaceDefaultImage
-	}
-	pullPolicy := ws.Spec.ImagePullPolicy
-	if pullPolicy == "" {
-		pullPolicy = corev1.PullIfNotPresent
-	}
-	p := port(ws)
+	image, pullPolicy := ws.Spec.Image, ws.Spec.ImagePullPolicy
+	p := ws.Spec.Port
 	env := append([]corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(p)}}, ws.Spec.Env...)
 	labels := engine.CommonLabels(ws, component)
 	for k, v := range SelectorLabels(ws) {
@@ -153,7 +117,7 @@ func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
 		ImagePullPolicy: pullPolicy,
 		Env:             env,
 		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: p, Protocol: corev1.ProtocolTCP}},
-		VolumeMounts:    []corev1.VolumeMount{{Name: "home", MountPath: mountPath(ws)}},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "home", MountPath: ws.Spec.Storage.MountPath}},
 		ReadinessProbe: &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(p), Scheme: corev1.URISchemeHTTP}},
 			PeriodSeconds: 2, FailureThreshold: 3, SuccessThreshold: 1, TimeoutSeconds: 1,
@@ -194,7 +158,7 @@ func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
 
 // Service gives the IDE a stable name inside the cluster.
 func Service(ws *idev1alpha1.Workspace) *corev1.Service {
-	p := port(ws)
+	p := ws.Spec.Port
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: objectMeta(ws, ws.Name),
@@ -239,17 +203,13 @@ func Ingress(ws *idev1alpha1.Workspace) *networkingv1.Ingress {
 // Certificate asks cert-manager for a certificate for the ingress host.
 func Certificate(ws *idev1alpha1.Workspace) *cmv1.Certificate {
 	ref := ws.Spec.Ingress.TLS.IssuerRef
-	kind := ref.Kind
-	if kind == "" {
-		kind = cmv1.IssuerKind
-	}
 	return &cmv1.Certificate{
 		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
 		ObjectMeta: objectMeta(ws, TLSSecretName(ws)),
 		Spec: cmv1.CertificateSpec{
 			SecretName: TLSSecretName(ws),
 			DNSNames:   []string{ws.Spec.Ingress.Host},
-			IssuerRef:  cmmeta.IssuerReference{Name: ref.Name, Kind: kind, Group: "cert-manager.io"},
+			IssuerRef:  cmmeta.IssuerReference{Name: ref.Name, Kind: ref.Kind, Group: "cert-manager.io"},
 		},
 	}
 }

@@ -32,6 +32,7 @@ func workspace(mutate func(*idev1alpha1.Workspace)) *idev1alpha1.Workspace {
 	if mutate != nil {
 		mutate(ws)
 	}
+	idev1alpha1.DefaultWorkspace(ws) // the builders get what admit.Prepare gives them
 	return ws
 }
 
@@ -117,13 +118,13 @@ func TestPVCIsRetainedOnlyWithTheRetainPolicy(t *testing.T) {
 }
 
 func TestURL(t *testing.T) {
-	if got := URL(workspace(nil)); got != "http://alice.dev.svc:8080" {
+	if got := idev1alpha1.WorkspaceURL(workspace(nil)); got != "http://alice.dev.svc:8080" {
 		t.Errorf("URL = %s", got)
 	}
 	ws := workspace(func(ws *idev1alpha1.Workspace) {
 		ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{Host: "a.example.com", TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "x"}}}
 	})
-	if got := URL(ws); got != "https://a.example.com" {
+	if got := idev1alpha1.WorkspaceURL(ws); got != "https://a.example.com" {
 		t.Errorf("URL = %s", got)
 	}
 	c := Certificate(ws)

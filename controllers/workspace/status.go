@@ -23,8 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
-	webhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 )
 
 // Reasons specific to Workspaces.
@@ -100,19 +100,19 @@ func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, rea
 	return idev1alpha1.PhaseStarting, ReasonContainerCreating, "Pulling the image and starting the IDE"
 }
 
-// RunningPod reports whether pod is the Pod the Workspace's current spec
-// asks for, controlled by it, and Ready: what the controller reports as
-// Running at its next status write. The API's create-and-wait answers from
-// it without waiting for that write.
-func RunningPod(ws *idev1alpha1.Workspace, pod *corev1.Pod) bool {
-	spec := ws.DeepCopy()
-	webhooks.DefaultWorkspace(spec)
-	if !Started(spec) || pod == nil || pod.DeletionTimestamp != nil || !metav1.IsControlledBy(pod, ws) ||
-		pod.Annotations[PodHashAnnotation] != Pod(spec).Annotations[PodHashAnnotation] {
-		return false
+// StatusWith is the status the controller's next write reports when pod is
+// the Workspace's Pod, and whether pod is the Pod its current spec asks
+// for (controlled by it, not going away, the spec's hash). The API's
+// create-and-wait answers from it as soon as the Pod is Ready, without
+// waiting for that write; the phase is decided here, by Phase, alone.
+func StatusWith(ws *idev1alpha1.Workspace, pod *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool) {
+	ws, invalid := admit.Prepare(admit.Workspace, ws)
+	if invalid != nil || !Started(ws) || pod == nil || pod.DeletionTimestamp != nil || !metav1.IsControlledBy(pod, ws) ||
+		pod.Annotations[PodHashAnnotation] != Pod(ws).Annotations[PodHashAnnotation] {
+		return idev1alpha1.WorkspaceStatus{}, false
 	}
-	phase, _, _ := Phase(true, pod)
-	return phase == idev1alpha1.PhaseRunning
+	computeStatus(ws, observed{pod: pod, startedAt: ws.Status.StartedAt})
+	return ws.Status, true
 }
 
 func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
@@ -146,15 +146,15 @@ type observed struct {
 	missingTLS bool
 }
 
-// computeStatus sets ws.Status from what was observed; the reconciler
-// patches it only if this changed it.
+// computeStatus sets ws.Status from what was observed. ws is defaulted;
+// the reconciler patches the status only if this changed it.
 func computeStatus(ws *idev1alpha1.Workspace, o observed) {
 	st := &ws.Status
-	gen := ws.Generation
-	st.ObservedGeneration = gen
-	st.URL = URL(ws)
+	st.ObservedGeneration = ws.Generation
+	st.URL = idev1alpha1.WorkspaceURL(ws)
 	st.StartedAt = o.startedAt
-	set := func(t string, v bool, reason, msg string) { conditions.Set(&st.Conditions, gen, t, v, reason, msg) }
+	conds := conditions.For(ws, &st.Conditions)
+	set := conds.Set
 
 	for _, failure := range []struct {
 		err    error
@@ -162,7 +162,7 @@ func computeStatus(ws *idev1alpha1.Workspace, o observed) {
 	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, conditions.ReasonApplyFailed}} {
 		if failure.err != nil {
 			st.Phase, st.Reason, st.Message = idev1alpha1.PhaseFailed, failure.reason, failure.err.Error()
-			conditions.SetFailed(&st.Conditions, gen, failure.reason, failure.err)
+			conds.Failed(failure.reason, failure.err)
 			return
 		}
 	}

@@ -20,6 +20,7 @@ package admit
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,14 +28,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
-// Kind is what one kind gives to its webhooks: pure functions of the object.
-type Kind[T runtime.Object] struct {
+// Kind is one kind's admission rules: pure functions of the object,
+// served by its webhooks and run again by its reconciler (Prepare).
+type Kind[T client.Object] struct {
+	// GVK names the kind; the webhook paths are derived from it.
+	GVK schema.GroupVersionKind
 	// Default fills in defaults that do not depend on other fields.
 	Default func(T)
 	// ValidateCreate returns every problem with a new object.
@@ -44,32 +48,51 @@ type Kind[T runtime.Object] struct {
 	ValidateUpdate func(oldObj, newObj T) field.ErrorList
 }
 
-// Register serves the kind's mutating webhook at mutatePath and its
-// validating webhook at validatePath on the manager's webhook server.
-func Register[T runtime.Object](mgr ctrl.Manager, obj T, k Kind[T], mutatePath, validatePath string) error {
-	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
-	if err != nil {
-		return err
-	}
-	gk := gvk.GroupKind()
+// Prepare is what a reconciler does first: it returns a defaulted copy of
+// obj, for the builders and the status code, and, when that copy breaks a
+// rule, the same Invalid error the validating webhook would have answered.
+// So an object stored without the webhooks (not installed, or rules that
+// changed since) gets a clear condition instead of broken children.
+func Prepare[T client.Object](k Kind[T], obj T) (T, error) {
+	defaulted := obj.DeepCopyObject().(T)
+	k.Default(defaulted)
+	return defaulted, Invalid(k.GVK.GroupKind(), obj, k.ValidateCreate(defaulted))
+}
+
+// MutatePath is where the kind's mutating webhook is served: the path
+// controller-runtime's builder and kubebuilder's markers use,
+// /mutate-<group with dashes>-<version>-<lower-case kind>.
+func MutatePath(gvk schema.GroupVersionKind) string { return "/mutate-" + pathSuffix(gvk) }
+
+// ValidatePath is where the kind's validating webhook is served.
+func ValidatePath(gvk schema.GroupVersionKind) string { return "/validate-" + pathSuffix(gvk) }
+
+func pathSuffix(gvk schema.GroupVersionKind) string {
+	return strings.ReplaceAll(gvk.Group, ".", "-") + "-" + gvk.Version + "-" + strings.ToLower(gvk.Kind)
+}
+
+// Register serves the kind's mutating and validating webhooks on the
+// manager's webhook server, at MutatePath and ValidatePath.
+func Register[T client.Object](mgr ctrl.Manager, k Kind[T]) error {
+	gk := k.GVK.GroupKind()
 	srv := mgr.GetWebhookServer()
 	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k})
 	mutate.Handler = guardQuantities(gk, mutate.Handler)
 	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk})
 	validate.Handler = guardQuantities(gk, validate.Handler)
-	srv.Register(mutatePath, mutate)
-	srv.Register(validatePath, validate)
+	srv.Register(MutatePath(k.GVK), mutate)
+	srv.Register(ValidatePath(k.GVK), validate)
 	return nil
 }
 
-type defaulter[T runtime.Object] struct{ k Kind[T] }
+type defaulter[T client.Object] struct{ k Kind[T] }
 
 func (d defaulter[T]) Default(_ context.Context, obj T) error {
 	d.k.Default(obj)
 	return nil
 }
 
-type validator[T runtime.Object] struct {
+type validator[T client.Object] struct {
 	kind Kind[T]
 	gk   schema.GroupKind
 }

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
-	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
 )
 
 // Annotations the callback leaves on an operation's callback Secret: the
@@ -79,7 +78,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	// read: two calls with one token cannot both pass.
 	secret := &corev1.Secret{}
 	unauthorized := newError(http.StatusUnauthorized, "Unauthorized", "the token is not this operation's, or it was used already")
-	if err := s.APIReader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: kubernetescluster.CallbackSecretName(kc, id)}, secret); err != nil {
+	if err := s.APIReader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: clusterv1alpha1.CallbackSecretName(kc, id)}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			writeError(w, unauthorized)
 			return
@@ -87,7 +86,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	want := secret.Data[kubernetescluster.CallbackTokenKey]
+	want := secret.Data[clusterv1alpha1.CallbackTokenKey]
 	if len(want) == 0 || subtle.ConstantTimeCompare(want, []byte(token)) != 1 || secret.Annotations[CallbackUsedAnnotation] != "" {
 		writeError(w, unauthorized)
 		return

@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
-	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 )
 
@@ -122,10 +121,9 @@ func workspaceOf(in *idev1.PodInfo) (*idev1alpha1.Workspace, error) {
 }
 
 func info(ws *idev1alpha1.Workspace) *idev1.PodSpaceInfo {
+	ws = ws.DeepCopy()
+	idev1alpha1.DefaultWorkspace(ws) // one stored without the webhook
 	port := ws.Spec.Port
-	if port == 0 {
-		port = idev1alpha1.WorkspaceDefaultPort
-	}
 	return &idev1.PodSpaceInfo{
 		Namespace: ws.Namespace, Name: ws.Name, Phase: string(ws.Status.Phase),
 		NodeName: ws.Status.NodeName, PodIp: ws.Status.PodIP, Port: port, Url: ws.Status.URL,
@@ -223,10 +221,11 @@ func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*id
 				return info(ws), nil
 			}
 			pod := &corev1.Pod{}
-			if err := s.Cache.Get(ctx, key, pod); err == nil && workspace.RunningPod(ws, pod) {
-				ws.Status.Phase, ws.Status.PodIP, ws.Status.NodeName = idev1alpha1.PhaseRunning, pod.Status.PodIP, pod.Spec.NodeName
-				ws.Status.URL = workspace.URL(ws)
-				return info(ws), nil
+			if err := s.Cache.Get(ctx, key, pod); err == nil {
+				if st, current := s.WorkspaceStatus(ws, pod); current && st.Phase == idev1alpha1.PhaseRunning {
+					ws.Status = st
+					return info(ws), nil
+				}
 			}
 			if phase == idev1alpha1.PhaseFailed {
 				return nil, status.Errorf(codes.FailedPrecondition, "workspace %s failed: %s: %s", key.Name, ws.Status.Reason, ws.Status.Message)

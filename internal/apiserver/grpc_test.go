@@ -39,7 +39,6 @@ import (
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
-	webhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 )
 
 func ideClient() (idev1.CloudIdeServiceClient, *grpc.ClientConn) {
@@ -190,7 +189,7 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{}))
 		}).Should(BeTrue())
 		current := ws.DeepCopy()
-		webhooks.DefaultWorkspace(current)
+		idev1alpha1.DefaultWorkspace(current)
 		pod = workspace.Pod(current)
 		pod.Spec.NodeName = "node-2"
 		Expect(controllerutil.SetControllerReference(ws, pod, k8sClient.Scheme())).To(Succeed())

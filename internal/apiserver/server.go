@@ -29,6 +29,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"math/big"
 	"net"
 	"net/http"
@@ -43,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 )
 
@@ -75,6 +77,12 @@ type Server struct {
 	HandlerTimeout time.Duration
 	// WaitTimeout bounds a create-and-wait call without a deadline.
 	WaitTimeout time.Duration
+	// WorkspaceStatus is the Workspace controller's rule for the status
+	// it reports with a given Pod, and whether that Pod is the current
+	// one (workspace.StatusWith): create-and-wait answers Running from
+	// it, without waiting for the controller's status write. The manager
+	// wires it in, so that this package does not import the controllers.
+	WorkspaceStatus func(*idev1alpha1.Workspace, *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool)
 
 	listener net.Listener
 }

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
 	"github.com/kubeforge/kubeforge/internal/testenv"
 	clusterwebhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
@@ -83,6 +84,7 @@ var _ = BeforeSuite(func() {
 		Addr: "127.0.0.1:0", Client: k8sClient, APIReader: k8sClient, Cache: c, Clientset: logs,
 		Auth:           &apiserver.Auth{Client: k8sClient, TTL: 5 * time.Second},
 		HandlerTimeout: 10 * time.Second, WaitTimeout: time.Minute,
+		WorkspaceStatus: workspace.StatusWith,
 	}
 	a, err := srv.Listen()
 	Expect(err).NotTo(HaveOccurred())

@@ -44,33 +44,46 @@ const (
 	ReasonDeadlineInRollout = "ProgressDeadlineExceeded"
 )
 
+// Setter sets the conditions of one object, each with the object's
+// generation as its observedGeneration, so no status code has to carry
+// the generation around.
+type Setter struct {
+	conds      *[]metav1.Condition
+	generation int64
+}
+
+// For returns the Setter of obj's conditions (a pointer into its status).
+func For(obj metav1.Object, conds *[]metav1.Condition) Setter {
+	return Setter{conds: conds, generation: obj.GetGeneration()}
+}
+
 // Set sets (or replaces) the condition of the given type. The transition
 // time changes only when the status does, as meta.SetStatusCondition does.
-func Set(conds *[]metav1.Condition, generation int64, condType string, status bool, reason, message string) {
-	s := metav1.ConditionFalse
+func (s Setter) Set(condType string, status bool, reason, message string) {
+	st := metav1.ConditionFalse
 	if status {
-		s = metav1.ConditionTrue
+		st = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(conds, metav1.Condition{
+	meta.SetStatusCondition(s.conds, metav1.Condition{
 		Type:               condType,
-		Status:             s,
+		Status:             st,
 		Reason:             reason,
 		Message:            message,
-		ObservedGeneration: generation,
+		ObservedGeneration: s.generation,
 	})
+}
+
+// Failed reports that the object cannot be acted on, for reason (such
+// as InvalidSpec or ApplyFailed): not Ready, not Progressing, Degraded,
+// each with the error as message.
+func (s Setter) Failed(reason string, err error) {
+	msg := err.Error()
+	s.Set(Ready, false, reason, msg)
+	s.Set(Progressing, false, reason, msg)
+	s.Set(Degraded, true, reason, msg)
 }
 
 // IsTrue reports whether the condition of the given type is true.
 func IsTrue(conds []metav1.Condition, condType string) bool {
 	return meta.IsStatusConditionTrue(conds, condType)
-}
-
-// SetFailed reports that the object cannot be acted on, for reason (such
-// as InvalidSpec or ApplyFailed): not Ready, not Progressing, Degraded,
-// each with the error as message.
-func SetFailed(conds *[]metav1.Condition, generation int64, reason string, err error) {
-	msg := err.Error()
-	Set(conds, generation, Ready, false, reason, msg)
-	Set(conds, generation, Progressing, false, reason, msg)
-	Set(conds, generation, Degraded, true, reason, msg)
 }

@@ -50,6 +50,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubeforge/kubeforge/internal/conditions"
 )
 
 // The common labels the engine puts on every owned object.
@@ -156,11 +158,12 @@ func CommonLabels(owner client.Object, component string) map[string]string {
 // Apply makes the cluster hold exactly the desired objects for owner: it
 // creates or updates each desired object (in order) and deletes the objects
 // of the listed owned types that owner controls but no longer wants. The
-// owned types are given as empty lists, e.g. &appsv1.DeploymentList{}.
+// owned types are given as empty objects, e.g. &appsv1.Deployment{}: a
+// controller's Types.Owned.
 //
 // Errors of individual objects are aggregated; Apply still tries every
 // object, so one bad object does not stop the others from converging.
-func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []client.Object, ownedTypes ...client.ObjectList) (Result, error) {
+func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []client.Object, ownedTypes ...client.Object) (Result, error) {
 	res := Result{Live: map[string]client.Object{}}
 	var errs []error
 	keep := map[string]bool{}
@@ -190,7 +193,9 @@ func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []clien
 	// Pruning only after every desired object was attempted; never prune
 	// when building the desired set failed part-way.
 	if len(errs) == 0 {
-		pruned, err := e.prune(ctx, owner, keep, ownedTypes)
+		pruned, err := e.DeleteOwned(ctx, owner, ownedTypes,
+			client.MatchingLabels{LabelManagedBy: ManagedByValue, LabelInstance: owner.GetName()},
+			func(obj client.Object, key string) bool { return !keep[key] })
 		res.Pruned = pruned
 		if err != nil {
 			errs = append(errs, err)
@@ -345,20 +350,36 @@ func (e *Engine) replace(ctx context.Context, live client.Object, want map[strin
 	return u, e.Client.Update(ctx, u, client.FieldOwner(FieldOwner))
 }
 
-func (e *Engine) prune(ctx context.Context, owner client.Object, keep map[string]bool, ownedTypes []client.ObjectList) ([]string, error) {
+// DeleteOwned deletes the objects of the given types in owner's namespace
+// that match selector, are controlled by owner, are not already going, and
+// that obsolete says are no longer wanted (it gets each object and its
+// "Kind/name" key). Apply prunes with it; a controller that keeps a
+// history (a KubernetesCluster's operations) trims it with it. It returns
+// the keys of the objects it deleted.
+func (e *Engine) DeleteOwned(ctx context.Context, owner client.Object, types []client.Object, selector client.MatchingLabels,
+	obsolete func(obj client.Object, key string) bool) ([]string, error) {
 	log := logf.FromContext(ctx)
-	var pruned []string
+	var deleted []string
 	var errs []error
-	for _, list := range ownedTypes {
-		list = list.DeepCopyObject().(client.ObjectList)
-		if err := e.Client.List(ctx, list, client.InNamespace(owner.GetNamespace()),
-			client.MatchingLabels{LabelManagedBy: ManagedByValue, LabelInstance: owner.GetName()}); err != nil {
-			errs = append(errs, fmt.Errorf("listing %T to prune: %w", list, err))
+	for _, t := range types {
+		gvk, err := apiutil.GVKForObject(t, e.Scheme)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		l, err := e.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("creating an empty %sList: %w", gvk.Kind, err))
+			continue
+		}
+		list := l.(client.ObjectList)
+		if err := e.Client.List(ctx, list, client.InNamespace(owner.GetNamespace()), selector); err != nil {
+			errs = append(errs, fmt.Errorf("listing %s to prune: %w", gvk.Kind, err))
 			continue
 		}
 		items, err := meta.ExtractList(list)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("reading %T: %w", list, err))
+			errs = append(errs, fmt.Errorf("reading %sList: %w", gvk.Kind, err))
 			continue
 		}
 		for _, item := range items {
@@ -366,13 +387,8 @@ func (e *Engine) prune(ctx context.Context, owner client.Object, keep map[string
 			if !ok || !metav1.IsControlledBy(obj, owner) || obj.GetDeletionTimestamp() != nil {
 				continue
 			}
-			gvk, err := apiutil.GVKForObject(obj, e.Scheme)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
 			key := objectKey(gvk, obj.GetName())
-			if keep[key] {
+			if !obsolete(obj, key) {
 				continue
 			}
 			log.Info("Deleting obsolete owned object", "object", key)
@@ -381,11 +397,11 @@ func (e *Engine) prune(ctx context.Context, owner client.Object, keep map[string
 				continue
 			}
 			e.event(owner, obj, "Deleted", "Delete", "Deleted obsolete %s", key)
-			pruned = append(pruned, key)
+			deleted = append(deleted, key)
 		}
 	}
-	sort.Strings(pruned)
-	return pruned, kerrors.NewAggregate(errs)
+	sort.Strings(deleted)
+	return deleted, kerrors.NewAggregate(errs)
 }
 
 func (e *Engine) event(owner, related runtime.Object, reason, action, note string, args ...any) {
@@ -398,6 +414,14 @@ func (e *Engine) event(owner, related runtime.Object, reason, action, note strin
 // action taken ("Stop", "Delete") and what happened.
 func (e *Engine) Event(owner runtime.Object, reason, action, note string, args ...any) {
 	e.event(owner, nil, reason, action, note, args...)
+}
+
+// Invalid reports that owner's spec breaks a rule (the error of
+// admit.Prepare): a log line and a Warning event. The reconciler then
+// creates nothing and waits for a change; its status says why.
+func (e *Engine) Invalid(ctx context.Context, owner client.Object, err error) {
+	logf.FromContext(ctx).Info("Spec is invalid; waiting for a change", "error", err.Error())
+	e.Warn(owner, conditions.ReasonInvalidSpec, "Validate", "%s", err.Error())
 }
 
 // Warn records a Warning event on owner: a reason in UpperCamelCase, the

@@ -92,7 +92,7 @@ var _ = Describe("Engine", func() {
 	Context("When applying desired objects", func() {
 		It("should create them with the owner reference and the common labels, then write nothing", func() {
 			owner := newOwner("create")
-			res, err := eng.Apply(ctx, owner, []client.Object{service("create-a", 80, map[string]string{"extra": "1"})}, &corev1.ServiceList{})
+			res, err := eng.Apply(ctx, owner, []client.Object{service("create-a", 80, map[string]string{"extra": "1"})}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Created).To(Equal([]string{"Service/create-a"}))
 
@@ -104,7 +104,7 @@ var _ = Describe("Engine", func() {
 			Expect(s.Annotations).To(HaveKey(engine.AnnotationDesiredHash))
 
 			counting.Reset()
-			res, err = eng.Apply(ctx, owner, []client.Object{service("create-a", 80, map[string]string{"extra": "1"})}, &corev1.ServiceList{})
+			res, err = eng.Apply(ctx, owner, []client.Object{service("create-a", 80, map[string]string{"extra": "1"})}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Unchanged).To(Equal([]string{"Service/create-a"}))
 			Expect(res.Writes()).To(BeZero())
@@ -113,7 +113,7 @@ var _ = Describe("Engine", func() {
 
 		It("should give back each object as the API server answered, or as cached when unchanged", func() {
 			owner := newOwner("live")
-			res, err := eng.Apply(ctx, owner, []client.Object{service("live-a", 80, nil)}, &corev1.ServiceList{})
+			res, err := eng.Apply(ctx, owner, []client.Object{service("live-a", 80, nil)}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Created).To(Equal([]string{"Service/live-a"}))
 			// The server's answer: it has a UID, a resourceVersion and the
@@ -127,7 +127,7 @@ var _ = Describe("Engine", func() {
 			Expect(metav1.IsControlledBy(created, owner)).To(BeTrue())
 
 			Eventually(func() error { return env.Client.Get(ctx, client.ObjectKeyFromObject(created), &corev1.Service{}) }).Should(Succeed())
-			res, err = eng.Apply(ctx, owner, []client.Object{service("live-a", 80, nil)}, &corev1.ServiceList{})
+			res, err = eng.Apply(ctx, owner, []client.Object{service("live-a", 80, nil)}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Unchanged).To(Equal([]string{"Service/live-a"}))
 			unchanged := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "live-a"}}
@@ -143,27 +143,27 @@ var _ = Describe("Engine", func() {
 		It("should apply a retained object without an owner reference, never prune it, and move it between the two", func() {
 			owner := newOwner("retain")
 			kept := func() *corev1.Service { s := service("retain-a", 80, nil); engine.Retain(s); return s }
-			_, err := eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.ServiceList{})
+			_, err := eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(metav1.GetControllerOf(getService("retain-a"))).To(BeNil())
 			Expect(getService("retain-a").Labels).To(HaveKeyWithValue(engine.LabelInstance, "retain"))
 
 			// Not desired any more: a retained object is not the engine's to delete.
-			res, err := eng.Apply(ctx, owner, nil, &corev1.ServiceList{})
+			res, err := eng.Apply(ctx, owner, nil, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Pruned).To(BeEmpty())
 			getService("retain-a")
 
 			// Owned again, then retained again: the owner reference comes and goes.
-			_, err = eng.Apply(ctx, owner, []client.Object{service("retain-a", 80, nil)}, &corev1.ServiceList{})
+			_, err = eng.Apply(ctx, owner, []client.Object{service("retain-a", 80, nil)}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(metav1.IsControlledBy(getService("retain-a"), owner)).To(BeTrue())
-			_, err = eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.ServiceList{})
+			_, err = eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(getService("retain-a").OwnerReferences).To(BeEmpty())
 
 			counting.Reset()
-			res, err = eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.ServiceList{})
+			res, err = eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Writes()).To(BeZero())
 		})
@@ -175,13 +175,13 @@ var _ = Describe("Engine", func() {
 				engine.CreateOnly(s)
 				return s
 			}
-			res, err := eng.Apply(ctx, owner, []client.Object{once(80)}, &corev1.ServiceList{})
+			res, err := eng.Apply(ctx, owner, []client.Object{once(80)}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Created).To(Equal([]string{"Service/createonly-a"}))
 			Expect(metav1.IsControlledBy(getService("createonly-a"), owner)).To(BeTrue())
 
 			counting.Reset()
-			res, err = eng.Apply(ctx, owner, []client.Object{once(81)}, &corev1.ServiceList{})
+			res, err = eng.Apply(ctx, owner, []client.Object{once(81)}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Writes()).To(BeZero())
 			Expect(counting.Writes()).To(BeEmpty())
@@ -220,15 +220,15 @@ var _ = Describe("Engine", func() {
 		It("should prune objects it created earlier and no longer wants, and only those", func() {
 			owner := newOwner("prune")
 			other := newOwner("prune-other")
-			_, err := eng.Apply(ctx, owner, []client.Object{service("prune-a", 80, nil), service("prune-b", 81, nil)}, &corev1.ServiceList{})
+			_, err := eng.Apply(ctx, owner, []client.Object{service("prune-a", 80, nil), service("prune-b", 81, nil)}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			// Same instance label, different owner: must survive.
-			_, err = eng.Apply(ctx, other, []client.Object{service("prune-c", 82, map[string]string{engine.LabelInstance: "prune"})}, &corev1.ServiceList{})
+			_, err = eng.Apply(ctx, other, []client.Object{service("prune-c", 82, map[string]string{engine.LabelInstance: "prune"})}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(getService("prune-c").Labels).To(HaveKeyWithValue(engine.LabelInstance, "prune-other"))
 
 			counting.Reset()
-			res, err := eng.Apply(ctx, owner, []client.Object{service("prune-a", 80, nil)}, &corev1.ServiceList{})
+			res, err := eng.Apply(ctx, owner, []client.Object{service("prune-a", 80, nil)}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Pruned).To(Equal([]string{"Service/prune-b"}))
 			Expect(counting.Writes()).To(ConsistOf(ContainSubstring("delete")))
@@ -245,7 +245,7 @@ var _ = Describe("Engine", func() {
 			_, err := eng.Apply(ctx, other, []client.Object{service("conflict-a", 80, nil)})
 			Expect(err).NotTo(HaveOccurred())
 
-			res, err := eng.Apply(ctx, owner, []client.Object{service("conflict-a", 80, nil), service("conflict-b", 81, nil)}, &corev1.ServiceList{})
+			res, err := eng.Apply(ctx, owner, []client.Object{service("conflict-a", 80, nil), service("conflict-b", 81, nil)}, &corev1.Service{})
 			Expect(err).To(MatchError(ContainSubstring("Service/conflict-a exists and is controlled by ConfigMap conflict-other")))
 			Expect(res.Created).To(Equal([]string{"Service/conflict-b"}))
 			Expect(metav1.IsControlledBy(getService("conflict-a"), other)).To(BeTrue())

@@ -26,18 +26,25 @@ import (
 // otherwise, with one metadata patch, and none when it already does. A
 // finalizer is added only to an object not being deleted; removing one
 // from an object being deleted lets it go, and an object already gone is
-// no error then.
+// no error then. Of the API server's answer, obj takes the finalizers and
+// the resourceVersion only: the rest of it (a defaulted spec, a status
+// being computed) stays as the caller has it.
 func SyncFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string, want bool) error {
 	if want == controllerutil.ContainsFinalizer(obj, finalizer) || want && obj.GetDeletionTimestamp() != nil {
 		return nil
 	}
+	written := obj.DeepCopyObject().(client.Object)
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	if want {
-		controllerutil.AddFinalizer(obj, finalizer)
+		controllerutil.AddFinalizer(written, finalizer)
 	} else {
-		controllerutil.RemoveFinalizer(obj, finalizer)
+		controllerutil.RemoveFinalizer(written, finalizer)
 	}
-	if err := c.Patch(ctx, obj, patch); err != nil {
+	defer func() {
+		obj.SetFinalizers(written.GetFinalizers())
+		obj.SetResourceVersion(written.GetResourceVersion())
+	}()
+	if err := c.Patch(ctx, written, patch); err != nil {
 		if !want && client.IgnoreNotFound(err) == nil {
 			return nil
 		}

@@ -12,26 +12,16 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package v1alpha1 holds the admission webhooks of the
-// cluster.kubeforge.io kinds: a defaulter and a validator per kind, as pure
-// functions, and the thin adapter that serves them.
+// Package v1alpha1 serves the admission webhooks of the cluster.kubeforge.io
+// kinds. It is a thin adapter: the defaults live with the API
+// (api/cluster/v1alpha1), the rules in internal/validation, and internal/admit
+// joins them, serves them and runs them again inside the reconcilers.
 package v1alpha1
 
 import (
-	"fmt"
-	"net"
-	"time"
-
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
-	kfvalidation "github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // +kubebuilder:webhook:path=/mutate-cluster-kubeforge-io-v1alpha1-kubernetescluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;update,versions=v1alpha1,name=mkubernetescluster-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
@@ -39,185 +29,5 @@ import (
 
 // SetupKubernetesClusterWebhookWithManager serves the KubernetesCluster webhooks.
 func SetupKubernetesClusterWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, &clusterv1alpha1.KubernetesCluster{}, admit.Kind[*clusterv1alpha1.KubernetesCluster]{
-		Default:        DefaultKubernetesCluster,
-		ValidateCreate: ValidateKubernetesCluster,
-		ValidateUpdate: ValidateKubernetesClusterUpdate,
-	}, "/mutate-cluster-kubeforge-io-v1alpha1-kubernetescluster", "/validate-cluster-kubeforge-io-v1alpha1-kubernetescluster")
-}
-
-// DefaultKubernetesCluster fills in the defaults: etcd on the masters, the
-// network, the SSH user, the installer image and timeout, resetOnDelete.
-func DefaultKubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) {
-	s := &kc.Spec
-	if len(s.Etcd) == 0 && len(s.Masters) > 0 {
-		s.Etcd = append([]clusterv1alpha1.Host(nil), s.Masters...)
-	}
-	if s.Network.PodCIDR == "" {
-		s.Network.PodCIDR = clusterv1alpha1.DefaultPodCIDR
-	}
-	if s.Network.ServiceCIDR == "" {
-		s.Network.ServiceCIDR = clusterv1alpha1.DefaultServiceCIDR
-	}
-	if s.Network.Plugin == "" {
-		s.Network.Plugin = clusterv1alpha1.DefaultPlugin
-	}
-	if s.SSHSecretRef.User == "" {
-		s.SSHSecretRef.User = clusterv1alpha1.DefaultSSHUser
-	}
-	if s.Installer.Image == "" {
-		s.Installer.Image = clusterv1alpha1.DefaultInstallerImage
-	}
-	if s.Installer.Timeout == nil {
-		s.Installer.Timeout = &metav1.Duration{Duration: clusterv1alpha1.DefaultTimeout}
-	}
-	if s.ResetOnDelete == nil {
-		reset := true
-		s.ResetOnDelete = &reset
-	}
-}
-
-// maxNameLength leaves room for -scale-down-<sequence> in the Job names,
-// which label the Job's pods and must stay within 63 characters.
-const maxNameLength = 40
-
-// ValidateKubernetesCluster returns every problem with a KubernetesCluster's spec.
-func ValidateKubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) field.ErrorList {
-	var errs field.ErrorList
-	spec := field.NewPath("spec")
-	if len(kc.Name) > maxNameLength {
-		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), kc.Name, maxNameLength))
-	}
-	if _, ok := clusterv1alpha1.ParseVersion(kc.Spec.Version); !ok {
-		errs = append(errs, field.Invalid(spec.Child("version"), kc.Spec.Version, "must be vMAJOR.MINOR.PATCH, e.g. v1.31.4"))
-	}
-	if len(kc.Spec.Masters) == 0 {
-		errs = append(errs, field.Required(spec.Child("masters"), "at least one control-plane host"))
-	}
-	// A host is one machine: it may be a master and run etcd, but appears
-	// once per list and never as both a master and a worker.
-	seen := map[string]string{}
-	for _, list := range []struct {
-		name  string
-		hosts []clusterv1alpha1.Host
-	}{{"masters", kc.Spec.Masters}, {"nodes", kc.Spec.Nodes}} {
-		for i, h := range list.hosts {
-			p := spec.Child(list.name).Index(i)
-			errs = append(errs, validateHost(h, p)...)
-			if other, dup := seen[h.Address]; dup {
-				errs = append(errs, field.Duplicate(p.Child("address"), fmt.Sprintf("%s (already in %s)", h.Address, other)))
-			}
-			seen[h.Address] = p.String()
-		}
-	}
-	etcdSeen := map[string]bool{}
-	for i, h := range kc.Spec.Etcd {
-		p := spec.Child("etcd").Index(i)
-		errs = append(errs, validateHost(h, p)...)
-		if etcdSeen[h.Address] {
-			errs = append(errs, field.Duplicate(p.Child("address"), h.Address))
-		}
-		etcdSeen[h.Address] = true
-	}
-	if n := len(kc.Spec.Etcd); n > 0 && n%2 == 0 {
-		errs = append(errs, field.Invalid(spec.Child("etcd"), n, "etcd needs an odd number of members to keep a quorum"))
-	}
-	names := map[string]bool{}
-	for _, list := range [][]clusterv1alpha1.Host{kc.Spec.Masters, kc.Spec.Nodes} {
-		for _, h := range list {
-			if h.Name != "" && names[h.Name] {
-				errs = append(errs, field.Duplicate(spec.Child("nodes"), "name "+h.Name))
-			}
-			names[h.Name] = true
-		}
-	}
-
-	net := spec.Child("network")
-	for _, c := range []struct{ path, value string }{{"podCIDR", kc.Spec.Network.PodCIDR}, {"serviceCIDR", kc.Spec.Network.ServiceCIDR}} {
-		if c.value != "" {
-			if _, _, err := parseCIDR(c.value); err != nil {
-				errs = append(errs, field.Invalid(net.Child(c.path), c.value, "must be a CIDR such as 10.233.64.0/18"))
-			}
-		}
-	}
-	switch kc.Spec.Network.Plugin {
-	case "", "calico", "flannel", "cilium":
-	default:
-		errs = append(errs, field.NotSupported(net.Child("plugin"), kc.Spec.Network.Plugin, []string{"calico", "flannel", "cilium"}))
-	}
-	if kc.Spec.SSHSecretRef.Name == "" {
-		errs = append(errs, field.Required(spec.Child("sshSecretRef", "name"), "a kubernetes.io/ssh-auth Secret with the installer's SSH key"))
-	}
-	in := spec.Child("installer")
-	if t := kc.Spec.Installer.Timeout; t != nil && t.Duration < time.Minute {
-		errs = append(errs, field.Invalid(in.Child("timeout"), t.Duration.String(), "must be at least 1m"))
-	}
-	errs = append(errs, metav1validation.ValidateLabels(kc.Spec.Installer.PodLabels, in.Child("podLabels"))...)
-	if kc.Spec.Installer.Resources != nil {
-		errs = append(errs, kfvalidation.Resources(kc.Spec.Installer.Resources, in.Child("resources"))...)
-	}
-	return errs
-}
-
-func validateHost(h clusterv1alpha1.Host, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if net.ParseIP(h.Address) == nil && len(validation.IsDNS1123Subdomain(h.Address)) > 0 {
-		errs = append(errs, field.Invalid(p.Child("address"), h.Address, "must be an IP address or a DNS name"))
-	}
-	if h.Name != "" {
-		for _, msg := range validation.IsDNS1123Label(h.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), h.Name, msg))
-		}
-	}
-	return errs
-}
-
-func parseCIDR(s string) (net.IP, *net.IPNet, error) { return net.ParseCIDR(s) }
-
-// ValidateKubernetesClusterUpdate returns every problem with a change:
-// masters, etcd and network are fixed at creation; the version never goes
-// down and rises one minor version at a time; and while an operation runs,
-// nothing but paused may change.
-func ValidateKubernetesClusterUpdate(oldKC, newKC *clusterv1alpha1.KubernetesCluster) field.ErrorList {
-	errs := ValidateKubernetesCluster(newKC)
-	spec := field.NewPath("spec")
-	if !apiequality.Semantic.DeepEqual(oldKC.Spec.Masters, newKC.Spec.Masters) {
-		errs = append(errs, field.Forbidden(spec.Child("masters"), "cannot change after creation"))
-	}
-	if !apiequality.Semantic.DeepEqual(oldKC.Spec.Etcd, newKC.Spec.Etcd) {
-		errs = append(errs, field.Forbidden(spec.Child("etcd"), "cannot change after creation"))
-	}
-	if !apiequality.Semantic.DeepEqual(oldKC.Spec.Network, newKC.Spec.Network) {
-		errs = append(errs, field.Forbidden(spec.Child("network"), "cannot change after creation"))
-	}
-	if o, okO := clusterv1alpha1.ParseVersion(oldKC.Spec.Version); okO {
-		if n, okN := clusterv1alpha1.ParseVersion(newKC.Spec.Version); okN {
-			switch {
-			case less(n, o):
-				errs = append(errs, field.Forbidden(spec.Child("version"), fmt.Sprintf("cannot go down from %s to %s", oldKC.Spec.Version, newKC.Spec.Version)))
-			case n[0] != o[0]:
-				errs = append(errs, field.Forbidden(spec.Child("version"), fmt.Sprintf("cannot change the major version (%s to %s)", oldKC.Spec.Version, newKC.Spec.Version)))
-			case n[1] > o[1]+1:
-				errs = append(errs, field.Forbidden(spec.Child("version"),
-					fmt.Sprintf("can rise by one minor version at a time: from %s to v%d.%d.x at most", oldKC.Spec.Version, o[0], o[1]+1)))
-			}
-		}
-	}
-	if op := oldKC.Status.CurrentOperation; op != "" {
-		a, b := oldKC.Spec.DeepCopy(), newKC.Spec.DeepCopy()
-		a.Paused, b.Paused = false, false
-		if !apiequality.Semantic.DeepEqual(a, b) {
-			errs = append(errs, field.Forbidden(spec, fmt.Sprintf("operation %s is running; only spec.paused may change until it ends", op)))
-		}
-	}
-	return errs
-}
-
-func less(a, b [3]int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
+	return admit.Register(mgr, admit.KubernetesCluster)
 }

@@ -12,24 +12,16 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package v1alpha1 holds the admission webhooks of the ide.kubeforge.io
-// kinds: a defaulter and a validator per kind, as pure functions, and the
-// thin adapter that serves them.
+// Package v1alpha1 serves the admission webhooks of the ide.kubeforge.io
+// kinds. It is a thin adapter: the defaults live with the API
+// (api/ide/v1alpha1), the rules in internal/validation, and internal/admit
+// joins them, serves them and runs them again inside the reconcilers.
 package v1alpha1
 
 import (
-	"fmt"
-	"path"
-
-	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
-	kfvalidation "github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // +kubebuilder:webhook:path=/mutate-ide-kubeforge-io-v1alpha1-workspace,mutating=true,failurePolicy=fail,sideEffects=None,groups=ide.kubeforge.io,resources=workspaces,verbs=create;update,versions=v1alpha1,name=mworkspace-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
@@ -37,165 +29,5 @@ import (
 
 // SetupWorkspaceWebhookWithManager serves the Workspace webhooks.
 func SetupWorkspaceWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, &idev1alpha1.Workspace{}, admit.Kind[*idev1alpha1.Workspace]{
-		Default:        DefaultWorkspace,
-		ValidateCreate: ValidateWorkspace,
-		ValidateUpdate: ValidateWorkspaceUpdate,
-	}, "/mutate-ide-kubeforge-io-v1alpha1-workspace", "/validate-ide-kubeforge-io-v1alpha1-workspace")
-}
-
-// DefaultWorkspace fills in the defaults of a Workspace and records
-// spec.user as the label ide.kubeforge.io/user.
-func DefaultWorkspace(ws *idev1alpha1.Workspace) {
-	s := &ws.Spec
-	if s.Image == "" {
-		s.Image = idev1alpha1.WorkspaceDefaultImage
-	}
-	if s.ImagePullPolicy == "" {
-		s.ImagePullPolicy = corev1.PullIfNotPresent
-	}
-	if s.Port == 0 {
-		s.Port = idev1alpha1.WorkspaceDefaultPort
-	}
-	if s.Started == nil {
-		started := true
-		s.Started = &started
-	}
-	if s.Storage.Size == nil {
-		size := idev1alpha1.WorkspaceDefaultStorageSize.DeepCopy()
-		s.Storage.Size = &size
-	}
-	if s.Storage.MountPath == "" {
-		s.Storage.MountPath = idev1alpha1.WorkspaceDefaultMountPath
-	}
-	if s.Storage.ReclaimPolicy == "" {
-		s.Storage.ReclaimPolicy = idev1alpha1.ReclaimDelete
-	}
-	if in := s.Ingress; in != nil && in.TLS != nil && in.TLS.IssuerRef.Kind == "" {
-		in.TLS.IssuerRef.Kind = "Issuer"
-	}
-	// An invalid user is left for the validator to name as spec.user,
-	// rather than written into a label the API server would refuse.
-	if s.User != "" && len(validation.IsValidLabelValue(s.User)) == 0 {
-		if ws.Labels == nil {
-			ws.Labels = map[string]string{}
-		}
-		ws.Labels[idev1alpha1.UserLabel] = s.User
-	}
-}
-
-// maxNameLength keeps the Workspace's name, which is also its Pod's,
-// Service's and host name, and <name>-home a DNS label.
-const maxNameLength = validation.DNS1035LabelMaxLength - len("-home")
-
-// ValidateWorkspace returns every problem with a Workspace's spec.
-func ValidateWorkspace(ws *idev1alpha1.Workspace) field.ErrorList {
-	var errs field.ErrorList
-	spec := field.NewPath("spec")
-	if len(ws.Name) > maxNameLength {
-		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), ws.Name, maxNameLength))
-	}
-	for _, msg := range validation.IsDNS1035Label(ws.Name) {
-		if len(ws.Name) <= maxNameLength {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), ws.Name, msg+" (it names the workspace's Service)"))
-		}
-	}
-	if ws.Spec.Port != 0 {
-		for _, msg := range validation.IsValidPortNum(int(ws.Spec.Port)) {
-			errs = append(errs, field.Invalid(spec.Child("port"), ws.Spec.Port, msg))
-		}
-	}
-	switch ws.Spec.ImagePullPolicy {
-	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("imagePullPolicy"), ws.Spec.ImagePullPolicy,
-			[]string{string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever)}))
-	}
-	if ws.Spec.Resources != nil {
-		errs = append(errs, kfvalidation.Resources(ws.Spec.Resources, spec.Child("resources"))...)
-	}
-
-	st := spec.Child("storage")
-	if sz := ws.Spec.Storage.Size; sz != nil && sz.Sign() <= 0 {
-		errs = append(errs, field.Invalid(st.Child("size"), sz.String(), "must be greater than 0"))
-	}
-	if sc := ws.Spec.Storage.StorageClassName; sc != nil && *sc != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(*sc) {
-			errs = append(errs, field.Invalid(st.Child("storageClassName"), *sc, msg))
-		}
-	}
-	if mp := ws.Spec.Storage.MountPath; mp != "" && (!path.IsAbs(mp) || path.Clean(mp) != mp) {
-		errs = append(errs, field.Invalid(st.Child("mountPath"), mp, "must be a clean absolute path, e.g. /home/coder"))
-	}
-	switch ws.Spec.Storage.ReclaimPolicy {
-	case "", idev1alpha1.ReclaimDelete, idev1alpha1.ReclaimRetain:
-	default:
-		errs = append(errs, field.NotSupported(st.Child("reclaimPolicy"), ws.Spec.Storage.ReclaimPolicy,
-			[]string{string(idev1alpha1.ReclaimDelete), string(idev1alpha1.ReclaimRetain)}))
-	}
-
-	envNames := map[string]bool{"PORT": true}
-	for i, e := range ws.Spec.Env {
-		p := spec.Child("env").Index(i)
-		for _, msg := range validation.IsEnvVarName(e.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), e.Name, msg))
-		}
-		if e.Name == "PORT" {
-			errs = append(errs, field.Invalid(p.Child("name"), e.Name, "is set by the operator from spec.port"))
-		} else if envNames[e.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), e.Name))
-		}
-		envNames[e.Name] = true
-		if e.Value != "" && e.ValueFrom != nil {
-			errs = append(errs, field.Invalid(p.Child("valueFrom"), "", "may not be given together with value"))
-		}
-	}
-	if u := ws.Spec.User; u != "" {
-		for _, msg := range validation.IsValidLabelValue(u) {
-			errs = append(errs, field.Invalid(spec.Child("user"), u, msg+" (it is recorded as a label)"))
-		}
-	}
-	if d := ws.Spec.MaxRunDuration; d != nil && d.Duration <= 0 {
-		errs = append(errs, field.Invalid(spec.Child("maxRunDuration"), d.Duration.String(), "must be greater than 0"))
-	}
-	if in := ws.Spec.Ingress; in != nil {
-		ip := spec.Child("ingress")
-		for _, msg := range validation.IsDNS1123Subdomain(in.Host) {
-			errs = append(errs, field.Invalid(ip.Child("host"), in.Host, msg))
-		}
-		if in.ClassName != nil {
-			for _, msg := range validation.IsDNS1123Subdomain(*in.ClassName) {
-				errs = append(errs, field.Invalid(ip.Child("className"), *in.ClassName, msg))
-			}
-		}
-		if in.TLS != nil {
-			ref := in.TLS.IssuerRef
-			rp := ip.Child("tls", "issuerRef")
-			if ref.Name == "" {
-				errs = append(errs, field.Required(rp.Child("name"), "the cert-manager Issuer or ClusterIssuer to sign the certificate"))
-			}
-			if ref.Kind != "" && ref.Kind != "Issuer" && ref.Kind != "ClusterIssuer" {
-				errs = append(errs, field.NotSupported(rp.Child("kind"), ref.Kind, []string{"Issuer", "ClusterIssuer"}))
-			}
-		}
-	}
-	return errs
-}
-
-// ValidateWorkspaceUpdate returns every problem with a change to a
-// Workspace: the home volume's size, class and mount path cannot change.
-func ValidateWorkspaceUpdate(oldWS, newWS *idev1alpha1.Workspace) field.ErrorList {
-	errs := ValidateWorkspace(newWS)
-	st := field.NewPath("spec", "storage")
-	o, n := oldWS.Spec.Storage, newWS.Spec.Storage
-	if o.Size != nil && (n.Size == nil || o.Size.Cmp(*n.Size) != 0) {
-		errs = append(errs, field.Forbidden(st.Child("size"), fmt.Sprintf("cannot change (it is %s)", o.Size.String())))
-	}
-	if !apiequality.Semantic.DeepEqual(o.StorageClassName, n.StorageClassName) {
-		errs = append(errs, field.Forbidden(st.Child("storageClassName"), "cannot change"))
-	}
-	if o.MountPath != "" && o.MountPath != n.MountPath {
-		errs = append(errs, field.Forbidden(st.Child("mountPath"), fmt.Sprintf("cannot change (it is %s)", o.MountPath)))
-	}
-	return errs
+	return admit.Register(mgr, admit.Workspace)
 }

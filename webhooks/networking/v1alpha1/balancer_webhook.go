@@ -12,23 +12,16 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package v1alpha1 holds the admission webhooks of the
-// networking.kubeforge.io kinds: a defaulter and a validator per kind, as
-// pure functions, and the thin adapter that serves them.
+// Package v1alpha1 serves the admission webhooks of the networking.kubeforge.io
+// kinds. It is a thin adapter: the defaults live with the API
+// (api/networking/v1alpha1), the rules in internal/validation, and internal/admit
+// joins them, serves them and runs them again inside the reconcilers.
 package v1alpha1
 
 import (
-	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
-	kfvalidation "github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // +kubebuilder:webhook:path=/mutate-networking-kubeforge-io-v1alpha1-balancer,mutating=true,failurePolicy=fail,sideEffects=None,groups=networking.kubeforge.io,resources=balancers,verbs=create;update,versions=v1alpha1,name=mbalancer-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
@@ -36,154 +29,5 @@ import (
 
 // SetupBalancerWebhookWithManager serves the Balancer webhooks.
 func SetupBalancerWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, &networkingv1alpha1.Balancer{}, admit.Kind[*networkingv1alpha1.Balancer]{
-		Default:        DefaultBalancer,
-		ValidateCreate: ValidateBalancer,
-		ValidateUpdate: ValidateBalancerUpdate,
-	}, "/mutate-networking-kubeforge-io-v1alpha1-balancer", "/validate-networking-kubeforge-io-v1alpha1-balancer")
-}
-
-// DefaultBalancer fills in the defaults of a Balancer: proxy replicas and
-// image, the front-end Service type, each backend's weight, each port's
-// protocol and target port.
-func DefaultBalancer(b *networkingv1alpha1.Balancer) {
-	s := &b.Spec
-	if s.Replicas == nil {
-		r := networkingv1alpha1.BalancerDefaultReplicas
-		s.Replicas = &r
-	}
-	if s.Image == "" {
-		s.Image = networkingv1alpha1.BalancerDefaultImage
-	}
-	if s.ServiceType == "" {
-		s.ServiceType = corev1.ServiceTypeClusterIP
-	}
-	for i := range s.Backends {
-		if s.Backends[i].Weight == nil {
-			w := networkingv1alpha1.BalancerDefaultWeight
-			s.Backends[i].Weight = &w
-		}
-	}
-	for i := range s.Ports {
-		if s.Ports[i].Protocol == "" {
-			s.Ports[i].Protocol = corev1.ProtocolTCP
-		}
-		if s.Ports[i].TargetPort == 0 {
-			s.Ports[i].TargetPort = s.Ports[i].Port
-		}
-	}
-}
-
-// maxNameLength keeps <name>-proxy a valid DNS label.
-const maxNameLength = validation.DNS1035LabelMaxLength - len("-proxy")
-
-// ValidateBalancer returns every problem with a Balancer's spec.
-func ValidateBalancer(b *networkingv1alpha1.Balancer) field.ErrorList {
-	var errs field.ErrorList
-	spec := field.NewPath("spec")
-
-	if len(b.Name) > maxNameLength {
-		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), b.Name, maxNameLength))
-	}
-	if len(b.Spec.Selector) == 0 {
-		errs = append(errs, field.Required(spec.Child("selector"), "the labels that every backend pod carries, e.g. app: shop"))
-	}
-	errs = append(errs, metav1validation.ValidateLabels(b.Spec.Selector, spec.Child("selector"))...)
-
-	backends := spec.Child("backends")
-	if len(b.Spec.Backends) == 0 {
-		errs = append(errs, field.Required(backends, "at least one backend"))
-	}
-	names := map[string]bool{}
-	var sum int64
-	for i, be := range b.Spec.Backends {
-		p := backends.Index(i)
-		for _, msg := range validation.IsDNS1123Label(be.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), be.Name, msg))
-		}
-		if names[be.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), be.Name))
-		}
-		names[be.Name] = true
-		if svc := b.Name + "-" + be.Name; be.Name != "" {
-			for _, msg := range validation.IsDNS1035Label(svc) {
-				errs = append(errs, field.Invalid(p.Child("name"), be.Name, fmt.Sprintf("the backend Service name %q is not valid: %s", svc, msg)))
-			}
-		}
-		if w := be.Weight; w != nil {
-			if *w < 0 || *w > networkingv1alpha1.BalancerMaxWeight {
-				errs = append(errs, field.Invalid(p.Child("weight"), *w, "must be between 0 and 1000"))
-			} else {
-				sum += int64(*w)
-			}
-		} else {
-			sum += int64(networkingv1alpha1.BalancerDefaultWeight)
-		}
-		errs = append(errs, metav1validation.ValidateLabels(be.Selector, p.Child("selector"))...)
-	}
-	if len(b.Spec.Backends) > 0 && sum == 0 {
-		errs = append(errs, field.Invalid(backends, sum, "the weights of the backends must add up to more than 0"))
-	}
-
-	ports := spec.Child("ports")
-	if len(b.Spec.Ports) == 0 {
-		errs = append(errs, field.Required(ports, "at least one port"))
-	}
-	portNames := map[string]bool{}
-	pairs := map[string]bool{}
-	for i, pt := range b.Spec.Ports {
-		p := ports.Index(i)
-		if pt.Name == "" {
-			errs = append(errs, field.Required(p.Child("name"), ""))
-		}
-		for _, msg := range validation.IsValidPortName(pt.Name) {
-			if pt.Name != "" {
-				errs = append(errs, field.Invalid(p.Child("name"), pt.Name, msg))
-			}
-		}
-		if portNames[pt.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), pt.Name))
-		}
-		portNames[pt.Name] = true
-		for _, msg := range validation.IsValidPortNum(int(pt.Port)) {
-			errs = append(errs, field.Invalid(p.Child("port"), pt.Port, msg))
-		}
-		if pt.TargetPort != 0 {
-			for _, msg := range validation.IsValidPortNum(int(pt.TargetPort)) {
-				errs = append(errs, field.Invalid(p.Child("targetPort"), pt.TargetPort, msg))
-			}
-		}
-		proto := pt.Protocol
-		if proto == "" {
-			proto = corev1.ProtocolTCP
-		}
-		if proto != corev1.ProtocolTCP && proto != corev1.ProtocolUDP {
-			errs = append(errs, field.NotSupported(p.Child("protocol"), proto, []string{string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}))
-		}
-		pair := fmt.Sprintf("%d/%s", pt.Port, proto)
-		if pairs[pair] {
-			errs = append(errs, field.Duplicate(p, pair))
-		}
-		pairs[pair] = true
-	}
-
-	if r := b.Spec.Replicas; r != nil && (*r < 0 || *r > 1000) {
-		errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must be between 0 and 1000"))
-	}
-	switch b.Spec.ServiceType {
-	case "", corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
-	default:
-		errs = append(errs, field.NotSupported(spec.Child("serviceType"), b.Spec.ServiceType,
-			[]string{string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeNodePort), string(corev1.ServiceTypeLoadBalancer)}))
-	}
-	if b.Spec.Resources != nil {
-		errs = append(errs, kfvalidation.Resources(b.Spec.Resources, spec.Child("resources"))...)
-	}
-	return errs
-}
-
-// ValidateBalancerUpdate returns every problem with a change to a
-// Balancer. Every field may change; the new spec must be valid.
-func ValidateBalancerUpdate(_, newB *networkingv1alpha1.Balancer) field.ErrorList {
-	return ValidateBalancer(newB)
+	return admit.Register(mgr, admit.Balancer)
 }

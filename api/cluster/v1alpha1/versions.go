@@ -14,19 +14,7 @@
 
 package v1alpha1
 
-import (
-	"fmt"
-	"time"
-)
-
-// Defaults of a KubernetesCluster's spec.
-const (
-	DefaultPodCIDR     = "10.233.64.0/18"
-	DefaultServiceCIDR = "10.233.0.0/18"
-	DefaultPlugin      = NetworkPlugin("calico")
-	DefaultSSHUser     = "root"
-	DefaultTimeout     = 60 * time.Minute
-)
+import "fmt"
 
 // ParseVersion parses a Kubernetes version, vMAJOR.MINOR.PATCH.
 func ParseVersion(v string) ([3]int, bool) {

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package v1alpha1
+package validation
 
 import (
 	"encoding/json"
@@ -49,7 +49,7 @@ func TestDefaultBalancer(t *testing.T) {
 			b.Spec.Backends[0].Weight = nil
 			b.Spec.Ports = append(b.Spec.Ports, networkingv1alpha1.BalancerPort{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53})
 		})
-		DefaultBalancer(b)
+		networkingv1alpha1.DefaultBalancer(b)
 		s := b.Spec
 		if *s.Replicas != 1 || s.Image != networkingv1alpha1.BalancerDefaultImage || s.ServiceType != corev1.ServiceTypeClusterIP {
 			t.Fatalf("replicas %d, image %q, serviceType %q", *s.Replicas, s.Image, s.ServiceType)
@@ -69,7 +69,7 @@ func TestDefaultBalancer(t *testing.T) {
 			b.Spec.Replicas = new(int32(0))
 			b.Spec.Backends[0].Weight = new(int32(0))
 		})
-		DefaultBalancer(b)
+		networkingv1alpha1.DefaultBalancer(b)
 		if *b.Spec.Replicas != 0 || *b.Spec.Backends[0].Weight != 0 {
 			t.Fatalf("replicas %d, weight %d; want both 0", *b.Spec.Replicas, *b.Spec.Backends[0].Weight)
 		}
@@ -158,20 +158,20 @@ func TestValidateBalancer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := balancer(tc.mutate)
 			var got []string
-			for _, e := range ValidateBalancer(b) {
+			for _, e := range Balancer(b) {
 				got = append(got, e.Field)
 			}
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidateBalancer(b))
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, Balancer(b))
 			}
-			if n := len(ValidateBalancerUpdate(balancer(nil), b)); n != len(tc.want) {
+			if n := len(BalancerUpdate(balancer(nil), b)); n != len(tc.want) {
 				t.Fatalf("update: %d errors, want %d", n, len(tc.want))
 			}
 		})
 	}
 }
 
-func FuzzValidateBalancer(f *testing.F) {
+func FuzzBalancer(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"s"},"spec":{"selector":{"app":"x"},"backends":[{"name":"a","weight":1}],"ports":[{"name":"p","port":80}]}}`))
 	f.Add([]byte(`{"spec":{"backends":[{"name":"","weight":-5,"selector":{"":""}}],"ports":[{"port":0,"protocol":"UDP"},{"port":0}],"resources":{"limits":{"cpu":"1"}}}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -180,8 +180,8 @@ func FuzzValidateBalancer(f *testing.F) {
 			return
 		}
 		// Defaulting then validating must never panic; the result must be stable.
-		DefaultBalancer(b)
-		a, c := ValidateBalancer(b), ValidateBalancer(b)
+		networkingv1alpha1.DefaultBalancer(b)
+		a, c := Balancer(b), Balancer(b)
 		if len(a) != len(c) {
 			t.Fatalf("validation is not deterministic: %v vs %v", a, c)
 		}

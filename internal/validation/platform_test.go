@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package v1alpha1
+package validation
 
 import (
 	"encoding/json"
@@ -48,7 +48,7 @@ func platform(mutate func(*appsv1alpha1.Platform)) *appsv1alpha1.Platform {
 
 func TestDefaultPlatform(t *testing.T) {
 	p := platform(nil)
-	DefaultPlatform(p)
+	appsv1alpha1.DefaultPlatform(p)
 	db, api, agent, report := p.Spec.Components[0], p.Spec.Components[1], p.Spec.Components[2], p.Spec.Components[3]
 	if api.Workload != appsv1alpha1.WorkloadDeployment || api.ImageName != "api" || *api.Replicas != 1 {
 		t.Errorf("api: workload %s, imageName %s, replicas %v", api.Workload, api.ImageName, api.Replicas)
@@ -125,9 +125,9 @@ func TestValidatePlatform(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := platform(tc.mutate)
-			got := fieldsOf(ValidatePlatform(p))
+			got := fieldsOf(Platform(p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidatePlatform(p))
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, Platform(p))
 			}
 		})
 	}
@@ -135,7 +135,7 @@ func TestValidatePlatform(t *testing.T) {
 
 func TestValidatePlatformUpdate(t *testing.T) {
 	old := platform(nil)
-	DefaultPlatform(old)
+	appsv1alpha1.DefaultPlatform(old)
 	cases := map[string]struct {
 		mutate func(*appsv1alpha1.Platform)
 		want   []string
@@ -166,7 +166,7 @@ func TestValidatePlatformUpdate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := old.DeepCopy()
 			tc.mutate(p)
-			got := fieldsOf(ValidatePlatformUpdate(old, p))
+			got := fieldsOf(PlatformUpdate(old, p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("fields = %q, want %q", got, tc.want)
 			}
@@ -174,7 +174,7 @@ func TestValidatePlatformUpdate(t *testing.T) {
 	}
 }
 
-func FuzzValidatePlatform(f *testing.F) {
+func FuzzPlatform(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"imageRepository":"r","version":"1","components":[{"name":"a","dependsOn":["b"]},{"name":"b","dependsOn":["a"]}]}}`))
 	f.Add([]byte(`{"spec":{"components":[{"name":"c","workload":"CronJob","schedule":"* * *","replicas":2,"storage":{"size":"0"}}]}}`))
 	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"imageRepository":"r","version":"1","database":{"engine":"mysql","host":"h","adminSecretRef":{"name":"s"}},"components":[{"name":"a","database":{"enabled":true,"name":"x` + "`" + `;--","user":"u'"}}]}}`))
@@ -183,8 +183,8 @@ func FuzzValidatePlatform(f *testing.F) {
 		if err := json.Unmarshal(raw, p); err != nil {
 			return
 		}
-		DefaultPlatform(p)
-		a, b := ValidatePlatform(p), ValidatePlatformUpdate(p, p)
+		appsv1alpha1.DefaultPlatform(p)
+		a, b := Platform(p), PlatformUpdate(p, p)
 		if len(a) != len(b) {
 			t.Fatalf("an unchanged update must give the create errors: %v vs %v", a, b)
 		}
@@ -217,7 +217,7 @@ func TestDefaultPlatformDatabase(t *testing.T) {
 	p := platform(withDatabase)
 	p.Name = "acme-prod"
 	p.Spec.Components = append(p.Spec.Components, appsv1alpha1.PlatformComponent{Name: "billing", Database: &appsv1alpha1.ComponentDatabase{Enabled: true, Name: "ledger"}})
-	DefaultPlatform(p)
+	appsv1alpha1.DefaultPlatform(p)
 	d := p.Spec.Database
 	if d.Port != 5432 || d.TLS.Mode != appsv1alpha1.DatabaseTLSRequire {
 		t.Errorf("port %d, tls %q", d.Port, d.TLS.Mode)
@@ -232,7 +232,7 @@ func TestDefaultPlatformDatabase(t *testing.T) {
 	my := platform(withDatabase)
 	my.Name = strings.Repeat("long-platform", 3)
 	my.Spec.Database.Engine = appsv1alpha1.DatabaseMySQL
-	DefaultPlatform(my)
+	appsv1alpha1.DefaultPlatform(my)
 	if my.Spec.Database.Port != 3306 {
 		t.Errorf("mysql port %d", my.Spec.Database.Port)
 	}
@@ -240,7 +240,7 @@ func TestDefaultPlatformDatabase(t *testing.T) {
 	if db.Name != "long_platformlong_platformlong_platform_api" || len(db.User) != 32 || !strings.HasPrefix(db.User, "long_platformlong_platf_") {
 		t.Errorf("mysql names %+v: the user must fit in 32 characters", db)
 	}
-	if errs := ValidatePlatform(my); len(errs) > 0 {
+	if errs := Platform(my); len(errs) > 0 {
 		t.Errorf("defaulted names must be valid: %v", errs)
 	}
 }
@@ -299,9 +299,9 @@ func TestValidatePlatformDatabase(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := platform(tc.mutate)
-			got := fieldsOf(ValidatePlatform(p))
+			got := fieldsOf(Platform(p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidatePlatform(p))
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, Platform(p))
 			}
 		})
 	}
@@ -322,7 +322,7 @@ func TestValidatePlatformRejectsHostileDatabaseNames(t *testing.T) {
 			if name == "" {
 				continue // empty is the default, not a name
 			}
-			if errs := ValidatePlatform(p); len(errs) == 0 {
+			if errs := Platform(p); len(errs) == 0 {
 				t.Errorf("database %s %q was accepted", field, name)
 			}
 		}
@@ -331,7 +331,7 @@ func TestValidatePlatformRejectsHostileDatabaseNames(t *testing.T) {
 
 func TestValidatePlatformDatabaseUpdate(t *testing.T) {
 	old := platform(withDatabase)
-	DefaultPlatform(old)
+	appsv1alpha1.DefaultPlatform(old)
 	cases := map[string]struct {
 		mutate func(*appsv1alpha1.Platform)
 		want   []string
@@ -362,7 +362,7 @@ func TestValidatePlatformDatabaseUpdate(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := old.DeepCopy()
 			tc.mutate(p)
-			got := fieldsOf(ValidatePlatformUpdate(old, p))
+			got := fieldsOf(PlatformUpdate(old, p))
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("fields = %q, want %q", got, tc.want)
 			}

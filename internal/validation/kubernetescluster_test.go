@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package v1alpha1
+package validation
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func cluster(mutate func(*clusterv1alpha1.KubernetesCluster)) *clusterv1alpha1.K
 
 func TestDefaultKubernetesCluster(t *testing.T) {
 	kc := cluster(nil)
-	DefaultKubernetesCluster(kc)
+	clusterv1alpha1.DefaultKubernetesCluster(kc)
 	s := kc.Spec
 	if len(s.Etcd) != 1 || s.Etcd[0].Address != "10.0.0.10" {
 		t.Errorf("etcd defaults to the masters: %v", s.Etcd)
@@ -76,11 +76,11 @@ func TestValidateKubernetesCluster(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			kc := cluster(tc.mutate)
 			var got []string
-			for _, e := range ValidateKubernetesCluster(kc) {
+			for _, e := range KubernetesCluster(kc) {
 				got = append(got, e.Field)
 			}
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidateKubernetesCluster(kc))
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, KubernetesCluster(kc))
 			}
 		})
 	}
@@ -88,7 +88,7 @@ func TestValidateKubernetesCluster(t *testing.T) {
 
 func TestValidateKubernetesClusterUpdate(t *testing.T) {
 	old := cluster(nil)
-	DefaultKubernetesCluster(old)
+	clusterv1alpha1.DefaultKubernetesCluster(old)
 	type K = clusterv1alpha1.KubernetesCluster
 	cases := map[string]struct {
 		running string
@@ -113,7 +113,7 @@ func TestValidateKubernetesClusterUpdate(t *testing.T) {
 			o.Status.CurrentOperation = tc.running
 			n := o.DeepCopy()
 			tc.mutate(n)
-			errs := ValidateKubernetesClusterUpdate(o, n)
+			errs := KubernetesClusterUpdate(o, n)
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Field)
@@ -128,7 +128,7 @@ func TestValidateKubernetesClusterUpdate(t *testing.T) {
 	}
 }
 
-func FuzzValidateKubernetesCluster(f *testing.F) {
+func FuzzKubernetesCluster(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"c"},"spec":{"version":"v1.31.4","masters":[{"address":"10.0.0.1"}],"sshSecretRef":{"name":"s"}}}`))
 	f.Add([]byte(`{"spec":{"version":"v1.2","masters":[{"address":""},{"address":""}],"etcd":[{}],"network":{"podCIDR":"x"},"installer":{"timeout":"-1s","podLabels":{"":""}}}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -136,8 +136,8 @@ func FuzzValidateKubernetesCluster(f *testing.F) {
 		if err := json.Unmarshal(raw, kc); err != nil {
 			return
 		}
-		DefaultKubernetesCluster(kc)
-		a, b := ValidateKubernetesCluster(kc), ValidateKubernetesClusterUpdate(kc, kc)
+		clusterv1alpha1.DefaultKubernetesCluster(kc)
+		a, b := KubernetesCluster(kc), KubernetesClusterUpdate(kc, kc)
 		if len(a) != len(b) {
 			t.Fatalf("an unchanged update must give the create errors: %v vs %v", a, b)
 		}

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package v1alpha1
+package validation
 
 import (
 	"encoding/json"
@@ -41,14 +41,14 @@ func podSet(mutate func(*appsv1alpha1.PodSet)) *appsv1alpha1.PodSet {
 func TestDefaultPodSet(t *testing.T) {
 	t.Run("fill in one replica when none is given", func(t *testing.T) {
 		ps := podSet(nil)
-		DefaultPodSet(ps)
+		appsv1alpha1.DefaultPodSet(ps)
 		if ps.Spec.Replicas == nil || *ps.Spec.Replicas != 1 {
 			t.Fatalf("replicas = %v, want 1", ps.Spec.Replicas)
 		}
 	})
 	t.Run("keep replicas that are given, zero included", func(t *testing.T) {
 		ps := podSet(func(ps *appsv1alpha1.PodSet) { ps.Spec.Replicas = new(int32(0)) })
-		DefaultPodSet(ps)
+		appsv1alpha1.DefaultPodSet(ps)
 		if *ps.Spec.Replicas != 0 {
 			t.Fatalf("replicas = %d, want 0", *ps.Spec.Replicas)
 		}
@@ -90,21 +90,21 @@ func TestValidatePodSet(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, e := range ValidatePodSet(tc.ps) {
+			for _, e := range PodSet(tc.ps) {
 				got = append(got, e.Field)
 			}
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("fields = %q, want %q", got, tc.want)
 			}
 			// An update is held to the same rules.
-			if n := len(ValidatePodSetUpdate(podSet(nil), tc.ps)); n != len(tc.want) {
+			if n := len(PodSetUpdate(podSet(nil), tc.ps)); n != len(tc.want) {
 				t.Fatalf("update: %d errors, want %d", n, len(tc.want))
 			}
 		})
 	}
 }
 
-func FuzzValidatePodSet(f *testing.F) {
+func FuzzPodSet(f *testing.F) {
 	f.Add([]byte(`{"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"a","image":"b"}]}}}}`))
 	f.Add([]byte(`{"spec":{"template":{"metadata":{"labels":{"x":"y"}},"spec":{"initContainers":[{"name":"a"}],"containers":[{"name":"a","ports":[{"containerPort":0}]}]}}}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -113,8 +113,8 @@ func FuzzValidatePodSet(f *testing.F) {
 			return
 		}
 		// Defaulting then validating must never panic; the result must be stable.
-		DefaultPodSet(ps)
-		a, b := ValidatePodSet(ps), ValidatePodSet(ps)
+		appsv1alpha1.DefaultPodSet(ps)
+		a, b := PodSet(ps), PodSet(ps)
 		if len(a) != len(b) {
 			t.Fatalf("validation is not deterministic: %v vs %v", a, b)
 		}

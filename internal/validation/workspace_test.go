@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package v1alpha1
+package validation
 
 import (
 	"encoding/json"
@@ -38,7 +38,7 @@ func workspace(mutate func(*idev1alpha1.Workspace)) *idev1alpha1.Workspace {
 
 func TestDefaultWorkspace(t *testing.T) {
 	ws := workspace(nil)
-	DefaultWorkspace(ws)
+	idev1alpha1.DefaultWorkspace(ws)
 	s := ws.Spec
 	if s.Image != idev1alpha1.WorkspaceDefaultImage || s.Port != 8080 || !*s.Started || s.ImagePullPolicy != corev1.PullIfNotPresent {
 		t.Fatalf("defaults: %+v", s)
@@ -51,7 +51,7 @@ func TestDefaultWorkspace(t *testing.T) {
 	}
 	stopped := false
 	ws = workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Started = &stopped; ws.Spec.Port = 9000 })
-	DefaultWorkspace(ws)
+	idev1alpha1.DefaultWorkspace(ws)
 	if *ws.Spec.Started || ws.Spec.Port != 9000 {
 		t.Fatal("given values must be kept")
 	}
@@ -90,11 +90,11 @@ func TestValidateWorkspace(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ws := workspace(tc.mutate)
 			var got []string
-			for _, e := range ValidateWorkspace(ws) {
+			for _, e := range Workspace(ws) {
 				got = append(got, e.Field)
 			}
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, ValidateWorkspace(ws))
+				t.Fatalf("fields = %q, want %q\n%v", got, tc.want, Workspace(ws))
 			}
 		})
 	}
@@ -102,7 +102,7 @@ func TestValidateWorkspace(t *testing.T) {
 
 func TestValidateWorkspaceUpdateKeepsTheHomeVolume(t *testing.T) {
 	old := workspace(nil)
-	DefaultWorkspace(old)
+	idev1alpha1.DefaultWorkspace(old)
 	changed := old.DeepCopy()
 	bigger := resource.MustParse("20Gi")
 	class := "fast"
@@ -110,7 +110,7 @@ func TestValidateWorkspaceUpdateKeepsTheHomeVolume(t *testing.T) {
 	changed.Spec.Storage.StorageClassName = &class
 	changed.Spec.Storage.MountPath = "/home/alice"
 	var got []string
-	for _, e := range ValidateWorkspaceUpdate(old, changed) {
+	for _, e := range WorkspaceUpdate(old, changed) {
 		got = append(got, e.Field)
 	}
 	if want := "spec.storage.size spec.storage.storageClassName spec.storage.mountPath"; strings.Join(got, " ") != want {
@@ -119,12 +119,12 @@ func TestValidateWorkspaceUpdateKeepsTheHomeVolume(t *testing.T) {
 	stopped := old.DeepCopy()
 	f := false
 	stopped.Spec.Started = &f
-	if errs := ValidateWorkspaceUpdate(old, stopped); len(errs) > 0 {
+	if errs := WorkspaceUpdate(old, stopped); len(errs) > 0 {
 		t.Fatalf("stopping must be allowed: %v", errs)
 	}
 }
 
-func FuzzValidateWorkspace(f *testing.F) {
+func FuzzWorkspace(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"a"},"spec":{"port":8080,"storage":{"size":"1Gi"},"user":"bob"}}`))
 	f.Add([]byte(`{"spec":{"port":-1,"env":[{"name":""}],"ingress":{"host":"","tls":{"issuerRef":{}}},"maxRunDuration":"-5s"}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -132,8 +132,8 @@ func FuzzValidateWorkspace(f *testing.F) {
 		if err := json.Unmarshal(raw, ws); err != nil {
 			return
 		}
-		DefaultWorkspace(ws)
-		a, b := ValidateWorkspace(ws), ValidateWorkspaceUpdate(ws, ws)
+		idev1alpha1.DefaultWorkspace(ws)
+		a, b := Workspace(ws), WorkspaceUpdate(ws, ws)
 		if len(a) != len(b) {
 			t.Fatalf("an unchanged update must give the create errors: %v vs %v", a, b)
 		}

@@ -1,0 +1,75 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1alpha1
+
+import corev1 "k8s.io/api/core/v1"
+
+// DefaultPlatform fills in the per-component defaults that do not depend
+// on other fields of the spec. The tag is not filled in: an empty tag
+// follows spec.version, so that a version bump cascades.
+func DefaultPlatform(p *Platform) {
+	if p.Spec.ImagePullPolicy == "" {
+		p.Spec.ImagePullPolicy = corev1.PullIfNotPresent
+	}
+	if d := p.Spec.Database; d != nil {
+		// The engine cannot change, so its port can be written down.
+		if d.Port == 0 {
+			d.Port = DefaultDatabasePort(d.Engine)
+		}
+		if d.TLS.Mode == "" {
+			d.TLS.Mode = DatabaseTLSRequire
+		}
+	}
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		if c.Workload == "" {
+			c.Workload = WorkloadDeployment
+		}
+		if c.Image == "" && c.ImageName == "" {
+			c.ImageName = c.Name
+		}
+		if c.Replicas == nil && HasReplicas(c.Workload) {
+			r := int32(1)
+			c.Replicas = &r
+		}
+		for j := range c.Ports {
+			if c.Ports[j].Protocol == "" {
+				c.Ports[j].Protocol = corev1.ProtocolTCP
+			}
+		}
+		if len(c.Ports) > 0 && c.Service.Type == "" {
+			c.Service.Type = corev1.ServiceTypeClusterIP
+		}
+		if c.HasDatabase() && p.Spec.Database != nil {
+			// Names follow the platform's and component's names and the
+			// engine, none of which can change: written down, they stay.
+			c.Database.Name = DatabaseName(p, c)
+			c.Database.User = DatabaseUser(p, c)
+		}
+		if s := c.Storage; s != nil {
+			if s.MountPath == "" {
+				s.MountPath = "/var/lib/" + c.Name
+			}
+			if s.ReclaimPolicy == "" {
+				s.ReclaimPolicy = "Retain"
+			}
+		}
+	}
+}
+
+// HasReplicas reports whether replicas means something for a workload.
+func HasReplicas(w WorkloadType) bool {
+	return w == "" || w == WorkloadDeployment || w == WorkloadStatefulSet
+}

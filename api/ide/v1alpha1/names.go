@@ -1,0 +1,30 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1alpha1
+
+import "fmt"
+
+// WorkspaceURL is where a Workspace's IDE answers: the ingress host when
+// there is one, otherwise its Service's cluster DNS name. The controller
+// reports it in status and the API answers with it. ws is defaulted.
+func WorkspaceURL(ws *Workspace) string {
+	if in := ws.Spec.Ingress; in != nil {
+		if in.TLS != nil {
+			return "https://" + in.Host
+		}
+		return "http://" + in.Host
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d", ws.Name, ws.Namespace, ws.Spec.Port)
+}

@@ -1,0 +1,48 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1alpha1
+
+import corev1 "k8s.io/api/core/v1"
+
+// DefaultBalancer fills in the defaults of a Balancer: proxy replicas and
+// image, the front-end Service type, each backend's weight, each port's
+// protocol and target port.
+func DefaultBalancer(b *Balancer) {
+	s := &b.Spec
+	if s.Replicas == nil {
+		r := BalancerDefaultReplicas
+		s.Replicas = &r
+	}
+	if s.Image == "" {
+		s.Image = BalancerDefaultImage
+	}
+	if s.ServiceType == "" {
+		s.ServiceType = corev1.ServiceTypeClusterIP
+	}
+	for i := range s.Backends {
+		if s.Backends[i].Weight == nil {
+			w := BalancerDefaultWeight
+			s.Backends[i].Weight = &w
+		}
+	}
+	for i := range s.Ports {
+		if s.Ports[i].Protocol == "" {
+			s.Ports[i].Protocol = corev1.ProtocolTCP
+		}
+		if s.Ports[i].TargetPort == 0 {
+			s.Ports[i].TargetPort = s.Ports[i].Port
+		}
+	}
+}

@@ -1,0 +1,103 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package engine
+
+import (
+	"context"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// Types are the object types one controller works with, declared once in
+// its package: its controller's watches (Controller), the engine's prune
+// list (Owned, given to Apply) and the manager's cache filter (Cached)
+// all read them, and so do the test suites.
+type Types struct {
+	// Owned types are created and controlled by the kind: watched with
+	// Owns, pruned by Apply.
+	Owned []client.Object
+	// Read types are only read. Their objects carry kubeforge's labels
+	// (pods of a workload the kind owns, EndpointSlices of its Services),
+	// so the label-filtered cache holds them.
+	Read []Read
+}
+
+// Read is a type a controller reads but does not own.
+type Read struct {
+	Object client.Object
+	// OwnerLabel, when set, names the label whose value is the name of the
+	// custom resource (in the same namespace) that a change of such an
+	// object concerns: the controller watches the type and maps each
+	// change to that resource.
+	OwnerLabel string
+}
+
+// Controller starts the controller for forType: it watches every change of
+// forType (status included: a status write decided against a cache that
+// lagged behind the previous write is corrected when the cache catches
+// up; a reconcile with nothing to do writes nothing), every Owned type,
+// and every Read type with an OwnerLabel.
+func (t Types) Controller(mgr ctrl.Manager, name string, forType client.Object) *builder.Builder {
+	b := ctrl.NewControllerManagedBy(mgr).Named(name).For(forType)
+	for _, o := range t.Owned {
+		b = b.Owns(o)
+	}
+	for _, r := range t.Read {
+		if r.OwnerLabel != "" {
+			b = b.Watches(r.Object, EnqueueByLabel(r.OwnerLabel))
+		}
+	}
+	return b
+}
+
+// EnqueueByLabel maps an object to the custom resource named by its label
+// in the same namespace; objects without the label map to nothing.
+func EnqueueByLabel(label string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
+		name, ok := obj.GetLabels()[label]
+		if !ok || name == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+	})
+}
+
+// Cached is every type that the controllers of ts own or read, once each:
+// the types the manager's cache holds only with kubeforge's label.
+func Cached(ts ...Types) []client.Object {
+	var out []client.Object
+	seen := map[reflect.Type]bool{}
+	add := func(o client.Object) {
+		if t := reflect.TypeOf(o); !seen[t] {
+			seen[t] = true
+			out = append(out, o)
+		}
+	}
+	for _, t := range ts {
+		for _, o := range t.Owned {
+			add(o)
+		}
+		for _, r := range t.Read {
+			add(r.Object)
+		}
+	}
+	return out
+}

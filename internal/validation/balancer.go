@@ -1,0 +1,140 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package validation
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+)
+
+// balancerMaxName keeps <name>-proxy a valid DNS label.
+const balancerMaxName = utilvalidation.DNS1035LabelMaxLength - len("-proxy")
+
+// ValidateBalancer returns every problem with a Balancer's spec.
+func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+
+	if len(b.Name) > balancerMaxName {
+		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), b.Name, balancerMaxName))
+	}
+	if len(b.Spec.Selector) == 0 {
+		errs = append(errs, field.Required(spec.Child("selector"), "the labels that every backend pod carries, e.g. app: shop"))
+	}
+	errs = append(errs, metav1validation.ValidateLabels(b.Spec.Selector, spec.Child("selector"))...)
+
+	backends := spec.Child("backends")
+	if len(b.Spec.Backends) == 0 {
+		errs = append(errs, field.Required(backends, "at least one backend"))
+	}
+	names := map[string]bool{}
+	var sum int64
+	for i, be := range b.Spec.Backends {
+		p := backends.Index(i)
+		for _, msg := range utilvalidation.IsDNS1123Label(be.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), be.Name, msg))
+		}
+		if names[be.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), be.Name))
+		}
+		names[be.Name] = true
+		if svc := b.Name + "-" + be.Name; be.Name != "" {
+			for _, msg := range utilvalidation.IsDNS1035Label(svc) {
+				errs = append(errs, field.Invalid(p.Child("name"), be.Name, fmt.Sprintf("the backend Service name %q is not valid: %s", svc, msg)))
+			}
+		}
+		if w := be.Weight; w != nil {
+			if *w < 0 || *w > networkingv1alpha1.BalancerMaxWeight {
+				errs = append(errs, field.Invalid(p.Child("weight"), *w, "must be between 0 and 1000"))
+			} else {
+				sum += int64(*w)
+			}
+		} else {
+			sum += int64(networkingv1alpha1.BalancerDefaultWeight)
+		}
+		errs = append(errs, metav1validation.ValidateLabels(be.Selector, p.Child("selector"))...)
+	}
+	if len(b.Spec.Backends) > 0 && sum == 0 {
+		errs = append(errs, field.Invalid(backends, sum, "the weights of the backends must add up to more than 0"))
+	}
+
+	ports := spec.Child("ports")
+	if len(b.Spec.Ports) == 0 {
+		errs = append(errs, field.Required(ports, "at least one port"))
+	}
+	portNames := map[string]bool{}
+	pairs := map[string]bool{}
+	for i, pt := range b.Spec.Ports {
+		p := ports.Index(i)
+		if pt.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), ""))
+		}
+		for _, msg := range utilvalidation.IsValidPortName(pt.Name) {
+			if pt.Name != "" {
+				errs = append(errs, field.Invalid(p.Child("name"), pt.Name, msg))
+			}
+		}
+		if portNames[pt.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), pt.Name))
+		}
+		portNames[pt.Name] = true
+		for _, msg := range utilvalidation.IsValidPortNum(int(pt.Port)) {
+			errs = append(errs, field.Invalid(p.Child("port"), pt.Port, msg))
+		}
+		if pt.TargetPort != 0 {
+			for _, msg := range utilvalidation.IsValidPortNum(int(pt.TargetPort)) {
+				errs = append(errs, field.Invalid(p.Child("targetPort"), pt.TargetPort, msg))
+			}
+		}
+		proto := pt.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		if proto != corev1.ProtocolTCP && proto != corev1.ProtocolUDP {
+			errs = append(errs, field.NotSupported(p.Child("protocol"), proto, []string{string(corev1.ProtocolTCP), string(corev1.ProtocolUDP)}))
+		}
+		pair := fmt.Sprintf("%d/%s", pt.Port, proto)
+		if pairs[pair] {
+			errs = append(errs, field.Duplicate(p, pair))
+		}
+		pairs[pair] = true
+	}
+
+	if r := b.Spec.Replicas; r != nil && (*r < 0 || *r > 1000) {
+		errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must be between 0 and 1000"))
+	}
+	switch b.Spec.ServiceType {
+	case "", corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("serviceType"), b.Spec.ServiceType,
+			[]string{string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeNodePort), string(corev1.ServiceTypeLoadBalancer)}))
+	}
+	if b.Spec.Resources != nil {
+		errs = append(errs, Resources(b.Spec.Resources, spec.Child("resources"))...)
+	}
+	return errs
+}
+
+// BalancerUpdate returns every problem with a change to a
+// Balancer. Every field may change; the new spec must be valid.
+func BalancerUpdate(_, newB *networkingv1alpha1.Balancer) field.ErrorList {
+	return Balancer(newB)
+}

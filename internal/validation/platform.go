@@ -1,0 +1,333 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package validation
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/robfig/cron/v3"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+)
+
+// maxObjectName keeps <platform>-<component>-config a DNS label.
+const maxObjectName = utilvalidation.DNS1035LabelMaxLength - len("-config")
+
+var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ValidatePlatform returns every problem with a Platform's spec.
+func Platform(p *appsv1alpha1.Platform) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if p.Spec.ImageRepository == "" {
+		errs = append(errs, field.Required(spec.Child("imageRepository"), "e.g. registry.example.com/acme"))
+	}
+	if p.Spec.Version == "" {
+		errs = append(errs, field.Required(spec.Child("version"), "the default tag of every component"))
+	}
+	errs = append(errs, validateDatabase(p)...)
+	comps := spec.Child("components")
+	if len(p.Spec.Components) == 0 {
+		errs = append(errs, field.Required(comps, "at least one component"))
+	}
+	names := map[string]bool{}
+	for i, c := range p.Spec.Components {
+		cp := comps.Index(i)
+		if names[c.Name] {
+			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+		}
+		names[c.Name] = true
+		for _, msg := range utilvalidation.IsDNS1035Label(c.Name) {
+			errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
+		}
+		if obj := p.Name + "-" + c.Name; len(obj) > maxObjectName {
+			errs = append(errs, field.Invalid(cp.Child("name"), c.Name,
+				fmt.Sprintf("%q with the platform's name is longer than %d characters, too long for its objects' names", obj, maxObjectName)))
+		}
+		errs = append(errs, validateComponent(c, cp)...)
+	}
+	for i, c := range p.Spec.Components {
+		for j, d := range c.DependsOn {
+			dp := comps.Index(i).Child("dependsOn").Index(j)
+			switch {
+			case d == c.Name:
+				errs = append(errs, field.Invalid(dp, d, "a component cannot depend on itself"))
+			case !names[d]:
+				errs = append(errs, field.NotFound(dp, d))
+			}
+		}
+	}
+	if _, cycle := appsv1alpha1.DependencyOrder(p.Spec.Components); len(cycle) > 0 {
+		errs = append(errs, field.Invalid(comps, strings.Join(cycle, " → "), "dependsOn forms a cycle"))
+	}
+	return errs
+}
+
+func validateComponent(c appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch c.Workload {
+	case "", appsv1alpha1.WorkloadDeployment, appsv1alpha1.WorkloadStatefulSet, appsv1alpha1.WorkloadDaemonSet, appsv1alpha1.WorkloadCronJob:
+	default:
+		errs = append(errs, field.NotSupported(cp.Child("workload"), c.Workload, []string{"Deployment", "StatefulSet", "DaemonSet", "CronJob"}))
+	}
+	if c.Image != "" && (c.ImageName != "" && c.ImageName != c.Name || c.Tag != "") {
+		errs = append(errs, field.Invalid(cp.Child("image"), c.Image, "give either image or imageName and tag, not both"))
+	}
+	if c.Replicas != nil && !appsv1alpha1.HasReplicas(c.Workload) {
+		errs = append(errs, field.Forbidden(cp.Child("replicas"), fmt.Sprintf("a %s has no replicas", c.Workload)))
+	}
+	if c.Workload == appsv1alpha1.WorkloadCronJob {
+		if c.Schedule == "" {
+			errs = append(errs, field.Required(cp.Child("schedule"), "a CronJob needs a schedule, e.g. \"0 3 * * *\""))
+		} else if _, err := cronParser.Parse(c.Schedule); err != nil {
+			errs = append(errs, field.Invalid(cp.Child("schedule"), c.Schedule, err.Error()))
+		}
+		if len(c.Ports) > 0 {
+			errs = append(errs, field.Forbidden(cp.Child("ports"), "a CronJob serves no ports"))
+		}
+	} else if c.Schedule != "" {
+		errs = append(errs, field.Forbidden(cp.Child("schedule"), "only a CronJob has a schedule"))
+	}
+	if s := c.Storage; s != nil {
+		sp := cp.Child("storage")
+		if c.Workload != "" && c.Workload != appsv1alpha1.WorkloadDeployment && c.Workload != appsv1alpha1.WorkloadStatefulSet {
+			errs = append(errs, field.Forbidden(sp, fmt.Sprintf("a %s cannot have storage", c.Workload)))
+		}
+		if s.Size.Sign() <= 0 {
+			errs = append(errs, field.Invalid(sp.Child("size"), s.Size.String(), "must be greater than 0"))
+		}
+		if s.MountPath != "" && (!path.IsAbs(s.MountPath) || path.Clean(s.MountPath) != s.MountPath) {
+			errs = append(errs, field.Invalid(sp.Child("mountPath"), s.MountPath, "must be a clean absolute path"))
+		}
+		if s.ReclaimPolicy != "" && s.ReclaimPolicy != "Retain" && s.ReclaimPolicy != "Delete" {
+			errs = append(errs, field.NotSupported(sp.Child("reclaimPolicy"), s.ReclaimPolicy, []string{"Retain", "Delete"}))
+		}
+	}
+	for j, pt := range c.Ports {
+		for _, msg := range utilvalidation.IsValidPortName(pt.Name) {
+			errs = append(errs, field.Invalid(cp.Child("ports").Index(j).Child("name"), pt.Name, msg))
+		}
+	}
+	for name := range c.Config {
+		for _, msg := range utilvalidation.IsConfigMapKey(name) {
+			errs = append(errs, field.Invalid(cp.Child("config").Key(name), name, msg))
+		}
+	}
+	for j, e := range c.Env {
+		for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
+			errs = append(errs, field.Invalid(cp.Child("env").Index(j).Child("name"), e.Name, msg))
+		}
+	}
+	if c.Resources != nil {
+		errs = append(errs, Resources(c.Resources, cp.Child("resources"))...)
+	}
+	return errs
+}
+
+// DatabaseEnv are the variables a component with a database gets from its
+// Secret; its own env cannot set them.
+var DatabaseEnv = []string{"DB_HOST", "DB_PORT", "DB_NAME", "DB_USER", "DB_PASSWORD"}
+
+// databaseIdentifier is what kubeforge accepts as a database or user
+// name: nothing that needs quoting on either engine.
+var databaseIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// Names the servers keep for themselves.
+var (
+	reservedDatabases = map[appsv1alpha1.DatabaseEngine][]string{
+		appsv1alpha1.DatabaseMySQL:      {"mysql", "information_schema", "performance_schema", "sys"},
+		appsv1alpha1.DatabasePostgreSQL: {"postgres", "template0", "template1"},
+	}
+	reservedUsers = map[appsv1alpha1.DatabaseEngine][]string{
+		appsv1alpha1.DatabaseMySQL:      {"root", "mysql", "mariadb_sys", "mysql_sys", "public"},
+		appsv1alpha1.DatabasePostgreSQL: {"postgres", "public"},
+	}
+)
+
+func validateDatabase(p *appsv1alpha1.Platform) field.ErrorList {
+	var errs field.ErrorList
+	dp := field.NewPath("spec", "database")
+	if d := p.Spec.Database; d != nil {
+		switch d.Engine {
+		case appsv1alpha1.DatabaseMySQL, appsv1alpha1.DatabasePostgreSQL:
+		default:
+			errs = append(errs, field.NotSupported(dp.Child("engine"), d.Engine, []string{"mysql", "postgresql"}))
+		}
+		if d.Host == "" {
+			errs = append(errs, field.Required(dp.Child("host"), "the server's host name or IP address"))
+		} else if net.ParseIP(d.Host) == nil {
+			for _, msg := range utilvalidation.IsDNS1123Subdomain(d.Host) {
+				errs = append(errs, field.Invalid(dp.Child("host"), d.Host, msg))
+			}
+		}
+		if d.Port < 0 || d.Port > 65535 {
+			errs = append(errs, field.Invalid(dp.Child("port"), d.Port, "must be between 1 and 65535"))
+		}
+		if d.AdminSecretRef.Name == "" {
+			errs = append(errs, field.Required(dp.Child("adminSecretRef", "name"), "a Secret with the keys username and password"))
+		} else {
+			for _, msg := range utilvalidation.IsDNS1123Subdomain(d.AdminSecretRef.Name) {
+				errs = append(errs, field.Invalid(dp.Child("adminSecretRef", "name"), d.AdminSecretRef.Name, msg))
+			}
+		}
+		tp := dp.Child("tls")
+		switch d.TLS.Mode {
+		case "", appsv1alpha1.DatabaseTLSDisable, appsv1alpha1.DatabaseTLSRequire, appsv1alpha1.DatabaseTLSVerifyFull:
+		default:
+			errs = append(errs, field.NotSupported(tp.Child("mode"), d.TLS.Mode, []string{"disable", "require", "verify-full"}))
+		}
+		switch {
+		case d.TLS.Mode == appsv1alpha1.DatabaseTLSVerifyFull && (d.TLS.CASecretRef == nil || d.TLS.CASecretRef.Name == ""):
+			errs = append(errs, field.Required(tp.Child("caSecretRef"), "verify-full checks the server's certificate against the ca.crt of this Secret"))
+		case d.TLS.Mode != appsv1alpha1.DatabaseTLSVerifyFull && d.TLS.CASecretRef != nil:
+			errs = append(errs, field.Forbidden(tp.Child("caSecretRef"), "only verify-full checks a CA; set mode: verify-full"))
+		case d.TLS.CASecretRef != nil:
+			for _, msg := range utilvalidation.IsDNS1123Subdomain(d.TLS.CASecretRef.Name) {
+				errs = append(errs, field.Invalid(tp.Child("caSecretRef", "name"), d.TLS.CASecretRef.Name, msg))
+			}
+		}
+	}
+
+	dbNames, users := map[string]bool{}, map[string]bool{}
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		cp := field.NewPath("spec", "components").Index(i)
+		if !c.HasDatabase() {
+			continue
+		}
+		if p.Spec.Database == nil {
+			errs = append(errs, field.Required(dp, fmt.Sprintf("component %s asks for a database: name the server", c.Name)))
+			continue
+		}
+		engine := p.Spec.Database.Engine
+		name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
+		nameErrs := validateDatabaseIdentifier(cp.Child("database", "name"), name, appsv1alpha1.MaxDatabaseIdentifier, reservedDatabases[engine])
+		errs = append(errs, nameErrs...)
+		maxUser := appsv1alpha1.MaxDatabaseIdentifier
+		if engine == appsv1alpha1.DatabaseMySQL {
+			maxUser = appsv1alpha1.MaxMySQLUser
+		}
+		if len(nameErrs) == 0 || user != name { // a user copied from a bad name is the same mistake
+			errs = append(errs, validateDatabaseIdentifier(cp.Child("database", "user"), user, maxUser, reservedUsers[engine])...)
+		}
+		if engine == appsv1alpha1.DatabasePostgreSQL && strings.HasPrefix(user, "pg_") {
+			errs = append(errs, field.Invalid(cp.Child("database", "user"), user, "PostgreSQL reserves names starting with pg_"))
+		}
+		if dbNames[name] {
+			errs = append(errs, field.Duplicate(cp.Child("database", "name"), name))
+		}
+		if users[user] {
+			errs = append(errs, field.Duplicate(cp.Child("database", "user"), user))
+		}
+		dbNames[name], users[user] = true, true
+		for j, e := range c.Env {
+			if slices.Contains(DatabaseEnv, e.Name) {
+				errs = append(errs, field.Forbidden(cp.Child("env").Index(j).Child("name"), fmt.Sprintf("%s comes from the component's database Secret", e.Name)))
+			}
+		}
+	}
+	return errs
+}
+
+func validateDatabaseIdentifier(fp *field.Path, name string, maxLen int, reserved []string) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case len(name) > maxLen:
+		errs = append(errs, field.TooLong(fp, name, maxLen))
+	case !databaseIdentifier.MatchString(name):
+		errs = append(errs, field.Invalid(fp, name, "lower-case letters, digits and _, starting with a letter or _"))
+	case slices.Contains(reserved, name):
+		errs = append(errs, field.Invalid(fp, name, "the server keeps this name for itself"))
+	}
+	return errs
+}
+
+// PlatformUpdate returns every problem with a change to a
+// Platform: a component keeps its workload type, and its storage keeps its
+// class and mount path and never shrinks.
+func PlatformUpdate(oldP, newP *appsv1alpha1.Platform) field.ErrorList {
+	errs := Platform(newP)
+	if o, n := oldP.Spec.Database, newP.Spec.Database; o != nil && n != nil {
+		dp := field.NewPath("spec", "database")
+		if o.Engine != n.Engine {
+			errs = append(errs, field.Forbidden(dp.Child("engine"), fmt.Sprintf("cannot change (it is %s): the databases live on that server", o.Engine)))
+		}
+		if o.Host != n.Host {
+			errs = append(errs, field.Forbidden(dp.Child("host"), fmt.Sprintf("cannot change (it is %s): the databases live on that server", o.Host)))
+		}
+	}
+	old := map[string]appsv1alpha1.PlatformComponent{}
+	for _, c := range oldP.Spec.Components {
+		old[c.Name] = c
+	}
+	for i, c := range newP.Spec.Components {
+		o, ok := old[c.Name]
+		if !ok {
+			continue
+		}
+		cp := field.NewPath("spec", "components").Index(i)
+		if o.HasDatabase() && c.HasDatabase() && oldP.Spec.Database != nil && newP.Spec.Database != nil {
+			if was, is := appsv1alpha1.DatabaseName(oldP, &o), appsv1alpha1.DatabaseName(newP, &c); was != is {
+				errs = append(errs, field.Forbidden(cp.Child("database", "name"), fmt.Sprintf("cannot change (it is %s)", was)))
+			}
+			if was, is := appsv1alpha1.DatabaseUser(oldP, &o), appsv1alpha1.DatabaseUser(newP, &c); was != is {
+				errs = append(errs, field.Forbidden(cp.Child("database", "user"), fmt.Sprintf("cannot change (it is %s)", was)))
+			}
+		}
+		if workload(o) != workload(c) {
+			errs = append(errs, field.Forbidden(cp.Child("workload"),
+				fmt.Sprintf("cannot change from %s to %s; add a component with a new name instead", workload(o), workload(c))))
+		}
+		if o.Storage == nil || c.Storage == nil {
+			continue
+		}
+		sp := cp.Child("storage")
+		switch cmp := c.Storage.Size.Cmp(o.Storage.Size); {
+		case cmp < 0:
+			errs = append(errs, field.Forbidden(sp.Child("size"), fmt.Sprintf("cannot shrink from %s to %s", o.Storage.Size.String(), c.Storage.Size.String())))
+		case cmp > 0 && workload(c) == appsv1alpha1.WorkloadStatefulSet:
+			// A StatefulSet's volumeClaimTemplates cannot change.
+			errs = append(errs, field.Forbidden(sp.Child("size"), fmt.Sprintf("cannot change for a StatefulSet (it is %s)", o.Storage.Size.String())))
+		}
+		if ptrString(o.Storage.StorageClassName) != ptrString(c.Storage.StorageClassName) {
+			errs = append(errs, field.Forbidden(sp.Child("storageClassName"), "cannot change"))
+		}
+		if o.Storage.MountPath != "" && o.Storage.MountPath != c.Storage.MountPath {
+			errs = append(errs, field.Forbidden(sp.Child("mountPath"), fmt.Sprintf("cannot change (it is %s)", o.Storage.MountPath)))
+		}
+	}
+	return errs
+}
+
+func workload(c appsv1alpha1.PlatformComponent) appsv1alpha1.WorkloadType {
+	if c.Workload == "" {
+		return appsv1alpha1.WorkloadDeployment
+	}
+	return c.Workload
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,128 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package workload answers, once for every kind, the question each of
+// them asks of the Deployments, StatefulSets and DaemonSets it runs: has
+// the workload's controller rolled out the current pod template, are all
+// the pods there and available, or does it say it cannot make progress.
+package workload
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Reasons a workload's controller gives for not making progress.
+const (
+	ReasonReplicaFailure   = "ReplicaFailure"
+	ReasonProgressDeadline = "ProgressDeadlineExceeded"
+)
+
+// Rollout is what was observed of one workload.
+type Rollout struct {
+	// Desired is how many pods the workload wants (nodes, for a DaemonSet).
+	Desired int32
+	// Replicas, Updated, Ready and Available count its pods.
+	Replicas, Updated, Ready, Available int32
+	// UpToDate is true when the controller has seen the current spec and
+	// every wanted pod runs the current template.
+	UpToDate bool
+	// Settled is true when it is UpToDate with exactly the wanted pods,
+	// every one of them available.
+	Settled bool
+	// AvailableCondition is the Deployment's Available condition.
+	AvailableCondition bool
+	// Failed is true when the controller says it cannot make progress;
+	// Reason and Message are its words.
+	Failed          bool
+	Reason, Message string
+	// Progress says, while not Settled, how far the rollout got.
+	Progress string
+}
+
+// Of reads a Deployment, StatefulSet or DaemonSet, each with the pods its
+// own spec wants; ok is false for any other object.
+func Of(obj client.Object) (r Rollout, ok bool) {
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		return Deployment(w, replicas(w.Spec.Replicas)), true
+	case *appsv1.StatefulSet:
+		return StatefulSet(w), true
+	case *appsv1.DaemonSet:
+		return DaemonSet(w), true
+	}
+	return Rollout{}, false
+}
+
+// Deployment reads a Deployment that should run desired pods.
+func Deployment(d *appsv1.Deployment, desired int32) Rollout {
+	s := d.Status
+	r := Rollout{Desired: desired, Replicas: s.Replicas, Updated: s.UpdatedReplicas, Ready: s.ReadyReplicas, Available: s.AvailableReplicas}
+	r.UpToDate = s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == desired
+	r.Settled = r.UpToDate && s.Replicas == desired && s.AvailableReplicas == desired
+	for _, c := range s.Conditions {
+		switch {
+		case c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue:
+			r.AvailableCondition = true
+		case c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue:
+			r.Failed, r.Reason, r.Message = true, ReasonReplicaFailure, c.Message
+		case c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == ReasonProgressDeadline:
+			r.Failed, r.Reason, r.Message = true, ReasonProgressDeadline, c.Message
+		}
+	}
+	if !r.Settled {
+		r.Progress = fmt.Sprintf("%d of %d pods updated and available", s.AvailableReplicas, desired)
+	}
+	return r
+}
+
+// StatefulSet reads a StatefulSet: settled when every pod runs the update
+// revision and is ready and available.
+func StatefulSet(st *appsv1.StatefulSet) Rollout {
+	s := st.Status
+	want := replicas(st.Spec.Replicas)
+	r := Rollout{Desired: want, Replicas: s.Replicas, Updated: s.UpdatedReplicas, Ready: s.ReadyReplicas, Available: s.AvailableReplicas}
+	r.UpToDate = s.ObservedGeneration >= st.Generation && s.UpdatedReplicas == want &&
+		(want == 0 || s.CurrentRevision == s.UpdateRevision)
+	r.Settled = r.UpToDate && s.ReadyReplicas == want && s.AvailableReplicas == want
+	if !r.Settled {
+		r.Progress = fmt.Sprintf("%d of %d pods updated and ready", s.UpdatedReplicas, want)
+	}
+	return r
+}
+
+// DaemonSet reads a DaemonSet: settled when every node it should run on
+// runs the updated pod, available.
+func DaemonSet(ds *appsv1.DaemonSet) Rollout {
+	s := ds.Status
+	want := s.DesiredNumberScheduled
+	r := Rollout{Desired: want, Replicas: s.CurrentNumberScheduled, Updated: s.UpdatedNumberScheduled, Ready: s.NumberReady, Available: s.NumberAvailable}
+	r.UpToDate = s.ObservedGeneration >= ds.Generation && s.UpdatedNumberScheduled == want
+	r.Settled = r.UpToDate && s.NumberAvailable == want
+	if !r.Settled {
+		r.Progress = fmt.Sprintf("%d of %d nodes run the updated pod", s.UpdatedNumberScheduled, want)
+	}
+	return r
+}
+
+// replicas is a workload's spec.replicas as the API server defaults it.
+func replicas(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
