@@ -5,7 +5,7 @@
 # python3 and ansible-core (run the KubernetesCluster installer's kubeconfig
 # uploader, inventory and precheck playbook), and MariaDB and PostgreSQL
 # servers (Platform databases; the tests start their own on loopback, see
-# internal/testdb), and Prometheus with promtool (the e2e suite scrapes the
+# internal/test/testdb), and Prometheus with promtool (the e2e suite scrapes the
 # manager with a Prometheus of its own; promtool checks the alert rules).
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail

@@ -65,7 +65,7 @@ func key(name string) types.NamespacedName {
 func getBalancer(name string) func(g Gomega) *networkingv1alpha1.Balancer {
 	return func(g Gomega) *networkingv1alpha1.Balancer {
 		b := &networkingv1alpha1.Balancer{}
-		g.Expect(k8sClient.Get(ctx, key(name), b)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, key(name), b)).To(Succeed())
 		return b
 	}
 }
@@ -84,11 +84,11 @@ func condition(name, condType string) func(g Gomega) *metav1.Condition {
 // exists, the status describes the current generation and no write follows.
 func settled(name string) {
 	Eventually(condition(name, conditions.Ready)).Should(Not(BeNil()))
-	Eventually(func() error { return k8sClient.Get(ctx, key(name+"-proxy"), &appsv1.Deployment{}) }).Should(Succeed())
+	Eventually(func() error { return suite.Client.Get(suite.Ctx, key(name+"-proxy"), &appsv1.Deployment{}) }).Should(Succeed())
 	Eventually(func() []string {
-		before := counting.Writes()
+		before := suite.Counting.Writes()
 		time.Sleep(300 * time.Millisecond)
-		return counting.Writes()[len(before):]
+		return suite.Counting.Writes()[len(before):]
 	}).Should(BeEmpty())
 }
 
@@ -116,19 +116,19 @@ func endpointSlice(svc *corev1.Service, ready ...bool) *discoveryv1.EndpointSlic
 // makeProxyAvailable plays the Deployment controller for the proxy.
 func makeProxyAvailable(name string, replicas int32) {
 	d := &appsv1.Deployment{}
-	Expect(k8sClient.Get(ctx, key(name+"-proxy"), d)).To(Succeed())
+	Expect(suite.Client.Get(suite.Ctx, key(name+"-proxy"), d)).To(Succeed())
 	d.Status = appsv1.DeploymentStatus{
 		ObservedGeneration: d.Generation,
 		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"}},
 	}
-	Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())
+	Expect(suite.Client.Status().Update(suite.Ctx, d)).To(Succeed())
 }
 
 var _ = Describe("Balancer Controller", func() {
 	It("should create every owned object with the owner reference and the common labels", func() {
 		b := newBalancer("owned", 90, 10)
-		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, b)).To(Succeed())
 		settled("owned")
 
 		objects := map[string]client.Object{
@@ -138,7 +138,7 @@ var _ = Describe("Balancer Controller", func() {
 			"owned-proxy": &corev1.ConfigMap{},
 		}
 		for name, obj := range objects {
-			Expect(k8sClient.Get(ctx, key(name), obj)).To(Succeed(), name)
+			Expect(suite.Client.Get(suite.Ctx, key(name), obj)).To(Succeed(), name)
 			ref := metav1.GetControllerOf(obj)
 			Expect(ref).NotTo(BeNil(), name)
 			Expect(ref.Kind).To(Equal("Balancer"))
@@ -160,7 +160,7 @@ var _ = Describe("Balancer Controller", func() {
 		Expect(conf).To(ContainSubstring("listen 53 udp;"))
 
 		d := &appsv1.Deployment{}
-		Expect(k8sClient.Get(ctx, key("owned-proxy"), d)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("owned-proxy"), d)).To(Succeed())
 		Expect(metav1.GetControllerOf(d).UID).To(Equal(b.UID))
 		Expect(d.Labels).To(HaveKeyWithValue("app.kubernetes.io/component", "proxy"))
 		got := getBalancer("owned")(Default)
@@ -175,51 +175,51 @@ var _ = Describe("Balancer Controller", func() {
 	})
 
 	It("should make zero API writes when nothing changed", func() {
-		Expect(k8sClient.Create(ctx, newBalancer("quiet", 50, 50))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newBalancer("quiet", 50, 50))).To(Succeed())
 		settled("quiet")
 
-		counting.Reset()
+		suite.Counting.Reset()
 		for range 3 {
-			res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			res, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("quiet")})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res).To(Equal(ctrl.Result{}))
 		}
-		Expect(counting.Writes()).To(BeEmpty())
-		Consistently(counting.Writes, "2s").Should(BeEmpty())
+		Expect(suite.Counting.Writes()).To(BeEmpty())
+		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
 	})
 
 	It("should prune the Service of a removed backend and roll the proxy with the new config", func() {
-		Expect(k8sClient.Create(ctx, newBalancer("prune", 40, 20, 40))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newBalancer("prune", 40, 20, 40))).To(Succeed())
 		settled("prune")
-		Expect(k8sClient.Get(ctx, key("prune-v3"), &corev1.Service{})).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("prune-v3"), &corev1.Service{})).To(Succeed())
 		oldHash := getBalancer("prune")(Default).Status.ConfigHash
 
-		Expect(k8sClient.Patch(ctx, getBalancer("prune")(Default), client.RawPatch(types.JSONPatchType,
+		Expect(suite.Client.Patch(suite.Ctx, getBalancer("prune")(Default), client.RawPatch(types.JSONPatchType,
 			[]byte(`[{"op":"remove","path":"/spec/backends/2"}]`)))).To(Succeed())
 
 		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, key("prune-v3"), &corev1.Service{}))
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("prune-v3"), &corev1.Service{}))
 		}).Should(BeTrue())
-		Expect(k8sClient.Get(ctx, key("prune-v1"), &corev1.Service{})).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("prune-v1"), &corev1.Service{})).To(Succeed())
 		Eventually(func(g Gomega) string {
 			d := &appsv1.Deployment{}
-			g.Expect(k8sClient.Get(ctx, key("prune-proxy"), d)).To(Succeed())
+			g.Expect(suite.Client.Get(suite.Ctx, key("prune-proxy"), d)).To(Succeed())
 			return d.Spec.Template.Annotations[networkingv1alpha1.ConfigHashAnnotation]
 		}).ShouldNot(Equal(oldHash))
 		cm := &corev1.ConfigMap{}
-		Expect(k8sClient.Get(ctx, key("prune-proxy"), cm)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("prune-proxy"), cm)).To(Succeed())
 		Expect(cm.Data["nginx.conf"]).NotTo(ContainSubstring("prune-v3"))
 	})
 
 	It("should report backends from their EndpointSlices: active, obsolete and Degraded", func() {
-		Expect(k8sClient.Create(ctx, newBalancer("eps", 90, 10))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newBalancer("eps", 90, 10))).To(Succeed())
 		settled("eps")
 		Expect(condition("eps", conditions.Ready)(Default).Reason).To(Equal(balancer.ReasonProxyUnavailable))
 
 		for _, name := range []string{"eps-v1", "eps-v2"} {
 			svc := &corev1.Service{}
-			Expect(k8sClient.Get(ctx, key(name), svc)).To(Succeed())
-			Expect(k8sClient.Create(ctx, endpointSlice(svc, true, true, false))).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, key(name), svc)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, endpointSlice(svc, true, true, false))).To(Succeed())
 		}
 		makeProxyAvailable("eps", 1)
 		Eventually(func(g Gomega) {
@@ -237,9 +237,9 @@ var _ = Describe("Balancer Controller", func() {
 
 		// The canary's pods go away: it serves nothing.
 		s := &discoveryv1.EndpointSlice{}
-		Expect(k8sClient.Get(ctx, key("eps-v2-abcde"), s)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("eps-v2-abcde"), s)).To(Succeed())
 		s.Endpoints = nil
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		Expect(suite.Client.Update(suite.Ctx, s)).To(Succeed())
 		Eventually(func(g Gomega) {
 			b := getBalancer("eps")(g)
 			g.Expect(b.Status.ActiveBackends).To(Equal(int32(1)))
@@ -254,17 +254,17 @@ var _ = Describe("Balancer Controller", func() {
 	})
 
 	It("should scale the proxy through the scale subresource", func() {
-		Expect(k8sClient.Create(ctx, newBalancer("scaled", 1))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newBalancer("scaled", 1))).To(Succeed())
 		settled("scaled")
 		scale := &autoscalingv1.Scale{}
 		b := getBalancer("scaled")(Default)
-		Expect(k8sClient.SubResource("scale").Get(ctx, b, scale)).To(Succeed())
+		Expect(suite.Client.SubResource("scale").Get(suite.Ctx, b, scale)).To(Succeed())
 		Expect(scale.Status.Selector).To(Equal("networking.kubeforge.io/balancer-proxy=scaled"))
 		scale.Spec.Replicas = 3
-		Expect(k8sClient.SubResource("scale").Update(ctx, b, client.WithSubResourceBody(scale))).To(Succeed())
+		Expect(suite.Client.SubResource("scale").Update(suite.Ctx, b, client.WithSubResourceBody(scale))).To(Succeed())
 		Eventually(func(g Gomega) int32 {
 			d := &appsv1.Deployment{}
-			g.Expect(k8sClient.Get(ctx, key("scaled-proxy"), d)).To(Succeed())
+			g.Expect(suite.Client.Get(suite.Ctx, key("scaled-proxy"), d)).To(Succeed())
 			return *d.Spec.Replicas
 		}).Should(Equal(int32(3)))
 	})
@@ -272,7 +272,7 @@ var _ = Describe("Balancer Controller", func() {
 	It("should report a spec the CRD admits but the rules refuse, with a Warning event, and create nothing", func() {
 		b := newBalancer("invalid", 1)
 		b.Spec.Backends[0].Selector = map[string]string{"version": "not a label value"}
-		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, b)).To(Succeed())
 		Eventually(condition("invalid", conditions.Degraded)).Should(And(
 			HaveField("Status", metav1.ConditionTrue),
 			HaveField("Reason", conditions.ReasonInvalidSpec),
@@ -280,7 +280,7 @@ var _ = Describe("Balancer Controller", func() {
 		))
 		Eventually(func(g Gomega) []string {
 			events := &eventsv1.EventList{}
-			g.Expect(k8sClient.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+			g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
 			var reasons []string
 			for _, e := range events.Items {
 				if e.Regarding.Name == "invalid" && e.Type == corev1.EventTypeWarning {
@@ -289,6 +289,6 @@ var _ = Describe("Balancer Controller", func() {
 			}
 			return reasons
 		}).Should(ContainElement(conditions.ReasonInvalidSpec))
-		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key("invalid-proxy"), &appsv1.Deployment{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("invalid-proxy"), &appsv1.Deployment{}))).To(BeTrue())
 	})
 })

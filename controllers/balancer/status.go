@@ -32,7 +32,7 @@ const (
 	ReasonBackendsUnready   = "BackendsWithoutEndpoints"
 	ReasonProxyUnavailable  = "ProxyUnavailable"
 	ReasonProxyAbsent       = "ProxyNotFound"
-	ReasonRollingOut        = "RollingOut"
+	ReasonRollingOut        = workload.ReasonRollingOut
 	ReasonProxyScaledToZero = "ProxyScaledToZero"
 )
 
@@ -130,14 +130,8 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 	}
 	desired := *b.Spec.Replicas
 	r := workload.Deployment(d, desired)
-	switch {
-	case r.Settled:
-		set(conditions.Progressing, false, conditions.ReasonRolloutDone, fmt.Sprintf("%d of %d proxy pods updated and available", desired, desired))
-	case !r.UpToDate:
-		set(conditions.Progressing, true, ReasonRollingOut, fmt.Sprintf("%d of %d proxy pods updated", r.Updated, desired))
-	default:
-		set(conditions.Progressing, true, conditions.ReasonReconciling, fmt.Sprintf("%d proxy pods, %d available, %d desired", r.Replicas, r.Available, desired))
-	}
+	progressing, reason, msg := r.Progressing("proxy pods", conditions.ReasonReconciling)
+	set(conditions.Progressing, progressing, reason, msg)
 
 	switch {
 	case desired == 0:

@@ -15,61 +15,26 @@
 package balancer_test
 
 import (
-	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/controllers/balancer"
 	"github.com/kubeforge/kubeforge/internal/engine"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 // The controller runs in a manager against a real kube-apiserver and etcd
 // (envtest). There is no kube-controller-manager: Deployments get no pods
 // and Services no EndpointSlices unless a spec makes them by hand.
-
-var (
-	env        *testenv.Env
-	k8sClient  client.Client
-	counting   *testenv.CountingClient
-	reconciler *balancer.Reconciler
-	ctx        context.Context
-	cancel     context.CancelFunc
-)
+var suite = &testenv.ControllerSuite[*balancer.Reconciler]{}
 
 func TestBalancerController(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "Balancer controller")
+	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*balancer.Reconciler]{
+		Name: "Balancer controller", Options: testenv.Options{CRDs: true}, Types: balancer.Types,
+		New: func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *balancer.Reconciler {
+			return &balancer.Reconciler{Client: c, Engine: eng}
+		},
+	})
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{CRDs: true})
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient = env.Client
-	ctx, cancel = context.WithCancel(context.Background())
-
-	counting, err = env.StartController(ctx, []client.Object{&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}, &discoveryv1.EndpointSlice{}},
-		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
-			reconciler = &balancer.Reconciler{Client: c, Engine: eng}
-			return reconciler.SetupWithManager(mgr)
-		})
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})

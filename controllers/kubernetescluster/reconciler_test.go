@@ -49,7 +49,7 @@ func newCluster(name string, nodes ...string) *clusterv1alpha1.KubernetesCluster
 		Type:       corev1.SecretTypeSSHAuth,
 		Data:       map[string][]byte{corev1.SSHAuthPrivateKey: []byte("not a real key")},
 	}
-	Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+	Expect(suite.Client.Create(suite.Ctx, secret)).To(Succeed())
 	kc := &clusterv1alpha1.KubernetesCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: clusterv1alpha1.KubernetesClusterSpec{
@@ -61,14 +61,14 @@ func newCluster(name string, nodes ...string) *clusterv1alpha1.KubernetesCluster
 	for _, n := range nodes {
 		kc.Spec.Nodes = append(kc.Spec.Nodes, clusterv1alpha1.Host{Address: n})
 	}
-	Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+	Expect(suite.Client.Create(suite.Ctx, kc)).To(Succeed())
 	return kc
 }
 
 func getCluster(name string) func(g Gomega) *clusterv1alpha1.KubernetesCluster {
 	return func(g Gomega) *clusterv1alpha1.KubernetesCluster {
 		kc := &clusterv1alpha1.KubernetesCluster{}
-		g.Expect(k8sClient.Get(ctx, key(name), kc)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, key(name), kc)).To(Succeed())
 		return kc
 	}
 }
@@ -80,11 +80,11 @@ func phase(name string) func(g Gomega) clusterv1alpha1.ClusterPhase {
 func update(name string, mutate func(*clusterv1alpha1.KubernetesCluster)) {
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		kc := &clusterv1alpha1.KubernetesCluster{}
-		if err := k8sClient.Get(ctx, key(name), kc); err != nil {
+		if err := suite.Client.Get(suite.Ctx, key(name), kc); err != nil {
 			return err
 		}
 		mutate(kc)
-		return k8sClient.Update(ctx, kc)
+		return suite.Client.Update(suite.Ctx, kc)
 	})).To(Succeed())
 }
 
@@ -92,7 +92,7 @@ func update(name string, mutate func(*clusterv1alpha1.KubernetesCluster)) {
 func jobs(name string) func(g Gomega) []string {
 	return func(g Gomega) []string {
 		list := &batchv1.JobList{}
-		g.Expect(k8sClient.List(ctx, list, client.InNamespace("default"), client.MatchingLabels{clusterv1alpha1.ClusterLabel: name})).To(Succeed())
+		g.Expect(suite.Client.List(suite.Ctx, list, client.InNamespace("default"), client.MatchingLabels{clusterv1alpha1.ClusterLabel: name})).To(Succeed())
 		var names []string
 		for _, j := range list.Items {
 			names = append(names, j.Name)
@@ -103,7 +103,7 @@ func jobs(name string) func(g Gomega) []string {
 
 func waitJob(name string) *batchv1.Job {
 	job := &batchv1.Job{}
-	Eventually(func() error { return k8sClient.Get(ctx, key(name), job) }).Should(Succeed(), "Job %s", name)
+	Eventually(func() error { return suite.Client.Get(suite.Ctx, key(name), job) }).Should(Succeed(), "Job %s", name)
 	return job
 }
 
@@ -112,7 +112,7 @@ func finishJob(name, reason string) {
 	waitJob(name)
 	Eventually(func() error {
 		job := &batchv1.Job{}
-		if err := k8sClient.Get(ctx, key(name), job); err != nil {
+		if err := suite.Client.Get(suite.Ctx, key(name), job); err != nil {
 			return err
 		}
 		now := metav1.Now()
@@ -131,7 +131,7 @@ func finishJob(name, reason string) {
 				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: "Job " + reason, LastTransitionTime: now},
 			}
 		}
-		return k8sClient.Status().Update(ctx, job)
+		return suite.Client.Status().Update(suite.Ctx, job)
 	}).Should(Succeed())
 }
 
@@ -145,7 +145,7 @@ func install(name string) {
 func events(name string) func(g Gomega) []string {
 	return func(g Gomega) []string {
 		list := &eventsv1.EventList{}
-		g.Expect(k8sClient.List(ctx, list, client.InNamespace("default"))).To(Succeed())
+		g.Expect(suite.Client.List(suite.Ctx, list, client.InNamespace("default"))).To(Succeed())
 		var reasons []string
 		for _, e := range list.Items {
 			if e.Regarding.Name == name && e.Regarding.Kind == "KubernetesCluster" {
@@ -170,14 +170,14 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		// The operation's callback token: a Secret of its own, mounted as a
 		// file, never an environment variable.
 		callback := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, key("life-precheck-1-callback"), callback)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("life-precheck-1-callback"), callback)).To(Succeed())
 		Expect(len(callback.Data[clusterv1alpha1.CallbackTokenKey])).To(BeNumerically(">=", 43))
 		Expect(job.Spec.Template.Spec.Volumes).To(ContainElement(HaveField("Secret.SecretName", "life-precheck-1-callback")))
 		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 			Expect(e.Value).NotTo(ContainSubstring(string(callback.Data[clusterv1alpha1.CallbackTokenKey])))
 		}
 		cm := &corev1.ConfigMap{}
-		Expect(k8sClient.Get(ctx, key("life-precheck-1"), cm)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("life-precheck-1"), cm)).To(Succeed())
 		Expect(cm.Data["hosts.yaml"]).To(ContainSubstring("kube_control_plane"))
 
 		finishJob("life-precheck-1", "")
@@ -198,12 +198,12 @@ var _ = Describe("KubernetesCluster Controller", func() {
 
 		// The installer may write the kubeconfig Secret and nothing else.
 		role := &rbacv1.Role{}
-		Expect(k8sClient.Get(ctx, key("life-installer"), role)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("life-installer"), role)).To(Succeed())
 		Expect(role.Rules).To(HaveLen(1))
 		Expect(role.Rules[0].ResourceNames).To(Equal([]string{"life-kubeconfig"}))
 		Expect(role.Rules[0].Verbs).NotTo(ContainElement("create"))
 		secret := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, key("life-kubeconfig"), secret)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("life-kubeconfig"), secret)).To(Succeed())
 		Expect(metav1.GetControllerOf(secret).UID).To(Equal(kc.UID))
 		Eventually(events("life")).Should(ContainElements("OperationStarted", "OperationSucceeded"))
 	})
@@ -249,12 +249,12 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			kc := getCluster("crash")(Default)
 			kc.Status.CurrentOperation, kc.Status.Operations, kc.Status.OperationCount = "", nil, 0
-			return k8sClient.Status().Update(ctx, kc)
+			return suite.Client.Status().Update(suite.Ctx, kc)
 		})).To(Succeed())
 		// A new manager's reconciler starts from that status.
-		fresh := &kubernetescluster.Reconciler{Client: k8sClient, APIReader: k8sClient,
-			Engine: &engine.Engine{Client: k8sClient, Scheme: k8sClient.Scheme()}}
-		_, err := fresh.Reconcile(ctx, ctrl.Request{NamespacedName: key("crash")})
+		fresh := &kubernetescluster.Reconciler{Client: suite.Client, APIReader: suite.Client,
+			Engine: &engine.Engine{Client: suite.Client, Scheme: suite.Client.Scheme()}}
+		_, err := fresh.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("crash")})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) string { return getCluster("crash")(g).Status.CurrentOperation }).Should(Equal("precheck-1"))
 		Consistently(jobs("crash"), "1s").Should(ConsistOf("crash-precheck-1"))
@@ -272,7 +272,7 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(op.ID).To(Equal("scale-up-3"))
 		Expect(op.Hosts).To(Equal([]string{"10.0.0.22"}))
 		cm := &corev1.ConfigMap{}
-		Expect(k8sClient.Get(ctx, key("scale-scale-up-3"), cm)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("scale-scale-up-3"), cm)).To(Succeed())
 		Expect(cm.Data["run.sh"]).To(ContainSubstring("scale.yml --limit='w2'"))
 		finishJob("scale-scale-up-3", "")
 		Eventually(func(g Gomega) int32 { return getCluster("scale")(g).Status.NodeCount }).Should(Equal(int32(2)))
@@ -283,7 +283,7 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		op = operations("scale")[3]
 		Expect(op.Type).To(Equal(clusterv1alpha1.OpScaleDown))
 		Expect(op.Hosts).To(Equal([]string{"10.0.0.21"}))
-		Expect(k8sClient.Get(ctx, key("scale-scale-down-4"), cm)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("scale-scale-down-4"), cm)).To(Succeed())
 		Expect(cm.Data["hosts.yaml"]).To(ContainSubstring("10.0.0.21"), "the inventory still lists the host being removed")
 		finishJob("scale-scale-down-4", "")
 		Eventually(func(g Gomega) []string { return getCluster("scale")(g).Status.InstalledNodes }).Should(Equal([]string{"10.0.0.22"}))
@@ -295,7 +295,7 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		update("upgrade", func(kc *clusterv1alpha1.KubernetesCluster) { kc.Spec.Version = "v1.32.1" })
 		Eventually(phase("upgrade")).Should(Equal(clusterv1alpha1.PhaseUpgrading))
 		cm := &corev1.ConfigMap{}
-		Expect(k8sClient.Get(ctx, key("upgrade-upgrade-3"), cm)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("upgrade-upgrade-3"), cm)).To(Succeed())
 		Expect(cm.Data["run.sh"]).To(ContainSubstring("upgrade-cluster.yml -e kube_version='v1.32.1'"))
 		finishJob("upgrade-upgrade-3", "")
 		Eventually(func(g Gomega) string { return getCluster("upgrade")(g).Status.Version }).Should(Equal("v1.32.1"))
@@ -304,13 +304,13 @@ var _ = Describe("KubernetesCluster Controller", func() {
 	It("should run the reset Job on delete and remove the finalizer only after it succeeds", func() {
 		newCluster("reset")
 		install("reset")
-		Expect(k8sClient.Delete(ctx, getCluster("reset")(Default))).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, getCluster("reset")(Default))).To(Succeed())
 		Eventually(phase("reset")).Should(Equal(clusterv1alpha1.PhaseTerminating))
 		waitJob("reset-reset-3")
-		Consistently(func() error { return k8sClient.Get(ctx, key("reset"), &clusterv1alpha1.KubernetesCluster{}) }, "1s").Should(Succeed())
+		Consistently(func() error { return suite.Client.Get(suite.Ctx, key("reset"), &clusterv1alpha1.KubernetesCluster{}) }, "1s").Should(Succeed())
 		finishJob("reset-reset-3", "")
 		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, key("reset"), &clusterv1alpha1.KubernetesCluster{}))
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("reset"), &clusterv1alpha1.KubernetesCluster{}))
 		}).Should(BeTrue())
 	})
 
@@ -318,9 +318,9 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		newCluster("never")
 		finishJob("never-precheck-1", "BackoffLimitExceeded")
 		Eventually(phase("never")).Should(Equal(clusterv1alpha1.PhaseFailed))
-		Expect(k8sClient.Delete(ctx, getCluster("never")(Default))).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, getCluster("never")(Default))).To(Succeed())
 		Eventually(func() bool {
-			return apierrors.IsNotFound(k8sClient.Get(ctx, key("never"), &clusterv1alpha1.KubernetesCluster{}))
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("never"), &clusterv1alpha1.KubernetesCluster{}))
 		}).Should(BeTrue())
 		Expect(jobs("never")(Default)).NotTo(ContainElement(HavePrefix("never-reset")))
 	})
@@ -331,7 +331,7 @@ var _ = Describe("KubernetesCluster Controller", func() {
 			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4",
 				Masters: []clusterv1alpha1.Host{{Address: "10.0.0.10"}}, SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "absent"}},
 		}
-		Expect(k8sClient.Create(ctx, kc)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, kc)).To(Succeed())
 		Eventually(func(g Gomega) *metav1.Condition {
 			return meta.FindStatusCondition(getCluster("nokey")(g).Status.Conditions, conditions.Degraded)
 		}).Should(And(Not(BeNil()), HaveField("Reason", kubernetescluster.ReasonSSHSecret), HaveField("Message", ContainSubstring("absent"))))
@@ -342,16 +342,16 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		newCluster("quiet", "10.0.0.21")
 		install("quiet")
 		Eventually(func() []string {
-			before := counting.Writes()
+			before := suite.Counting.Writes()
 			time.Sleep(300 * time.Millisecond)
-			return counting.Writes()[len(before):]
+			return suite.Counting.Writes()[len(before):]
 		}).Should(BeEmpty())
-		counting.Reset()
+		suite.Counting.Reset()
 		for range 3 {
-			_, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			_, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("quiet")})
 			Expect(err).NotTo(HaveOccurred())
 		}
-		Expect(counting.Writes()).To(BeEmpty(), fmt.Sprint(counting.Writes()))
-		Consistently(counting.Writes, "2s").Should(BeEmpty())
+		Expect(suite.Counting.Writes()).To(BeEmpty(), fmt.Sprint(suite.Counting.Writes()))
+		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
 	})
 })

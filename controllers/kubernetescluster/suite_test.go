@@ -15,62 +15,27 @@
 package kubernetescluster_test
 
 import (
-	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
 	"github.com/kubeforge/kubeforge/internal/engine"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 // The controller runs in a manager against a real kube-apiserver and etcd
 // (envtest). There is no kube-controller-manager: Jobs get no pods and
 // no status unless a spec sets them by hand, as it does to finish an
 // operation.
-
-var (
-	env        *testenv.Env
-	k8sClient  client.Client
-	counting   *testenv.CountingClient
-	reconciler *kubernetescluster.Reconciler
-	ctx        context.Context
-	cancel     context.CancelFunc
-)
+var suite = &testenv.ControllerSuite[*kubernetescluster.Reconciler]{}
 
 func TestKubernetesClusterController(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "KubernetesCluster controller")
+	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*kubernetescluster.Reconciler]{
+		Name: "KubernetesCluster controller", Options: testenv.Options{CRDs: true}, Types: kubernetescluster.Types,
+		New: func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *kubernetescluster.Reconciler {
+			return &kubernetescluster.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
+		},
+	})
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{CRDs: true})
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient = env.Client
-	ctx, cancel = context.WithCancel(context.Background())
-
-	counting, err = env.StartController(ctx, []client.Object{&batchv1.Job{}, &corev1.Pod{}, &corev1.ConfigMap{}, &corev1.Secret{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}},
-		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
-			reconciler = &kubernetescluster.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
-			return reconciler.SetupWithManager(mgr)
-		})
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})

@@ -50,23 +50,23 @@ func newPlatform(name, version string, comps ...appsv1alpha1.PlatformComponent) 
 func getPlatform(name string) func(g Gomega) *appsv1alpha1.Platform {
 	return func(g Gomega) *appsv1alpha1.Platform {
 		p := &appsv1alpha1.Platform{}
-		g.Expect(k8sClient.Get(ctx, key(name), p)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, key(name), p)).To(Succeed())
 		return p
 	}
 }
 
 func exists(obj client.Object, name string) func() error {
-	return func() error { return k8sClient.Get(ctx, key(name), obj) }
+	return func() error { return suite.Client.Get(suite.Ctx, key(name), obj) }
 }
 
 func gone(obj client.Object, name string) func() bool {
-	return func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(name), obj)) }
+	return func() bool { return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key(name), obj)) }
 }
 
 func image(name string) func(g Gomega) string {
 	return func(g Gomega) string {
 		d := &appsv1.Deployment{}
-		g.Expect(k8sClient.Get(ctx, key(name), d)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, key(name), d)).To(Succeed())
 		return d.Spec.Template.Spec.Containers[0].Image
 	}
 }
@@ -76,12 +76,12 @@ func image(name string) func(g Gomega) string {
 func makeReady(name string) {
 	Eventually(func() error {
 		d := &appsv1.Deployment{}
-		if err := k8sClient.Get(ctx, key(name), d); err != nil {
+		if err := suite.Client.Get(suite.Ctx, key(name), d); err != nil {
 			return err
 		}
 		r := *d.Spec.Replicas
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
-		return k8sClient.Status().Update(ctx, d)
+		return suite.Client.Status().Update(suite.Ctx, d)
 	}).Should(Succeed())
 }
 
@@ -103,19 +103,19 @@ func componentPhase(platform, component string) func(g Gomega) appsv1alpha1.Comp
 func update(name string, mutate func(*appsv1alpha1.Platform)) {
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p := &appsv1alpha1.Platform{}
-		if err := k8sClient.Get(ctx, key(name), p); err != nil {
+		if err := suite.Client.Get(suite.Ctx, key(name), p); err != nil {
 			return err
 		}
 		mutate(p)
-		return k8sClient.Update(ctx, p)
+		return suite.Client.Update(suite.Ctx, p)
 	})).To(Succeed())
 }
 
 func settled() {
 	Eventually(func() []string {
-		before := counting.Writes()
+		before := suite.Counting.Writes()
 		time.Sleep(300 * time.Millisecond)
-		return counting.Writes()[len(before):]
+		return suite.Counting.Writes()[len(before):]
 	}).Should(BeEmpty())
 }
 
@@ -130,7 +130,7 @@ var _ = Describe("Platform Controller", func() {
 			appsv1alpha1.PlatformComponent{Name: "agent", Workload: appsv1alpha1.WorkloadDaemonSet},
 			appsv1alpha1.PlatformComponent{Name: "report", Workload: appsv1alpha1.WorkloadCronJob, Schedule: "0 3 * * *"},
 		)
-		Expect(k8sClient.Create(ctx, p)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
 		for name, obj := range map[string]client.Object{
 			"kinds-web": &appsv1.Deployment{}, "kinds-db": &appsv1.StatefulSet{}, "kinds-agent": &appsv1.DaemonSet{},
 			"kinds-report": &batchv1.CronJob{}, "kinds-web-config": &corev1.ConfigMap{}, "kinds-web-data": &corev1.PersistentVolumeClaim{},
@@ -141,7 +141,7 @@ var _ = Describe("Platform Controller", func() {
 			Expect(obj.GetLabels()).To(HaveKeyWithValue(appsv1alpha1.PlatformComponentLabel, name[len("kinds-"):len("kinds-")+len(obj.GetLabels()[appsv1alpha1.PlatformComponentLabel])]))
 		}
 		svc := &corev1.Service{}
-		Expect(k8sClient.Get(ctx, key("kinds-web"), svc)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("kinds-web"), svc)).To(Succeed())
 		Expect(svc.Spec.Ports[0].Port).To(Equal(int32(8080)))
 		Expect(image("kinds-web")(Default)).To(Equal("reg.example.com/acme/web:1.0.0"))
 		Expect(gone(&corev1.Service{}, "kinds-report")()).To(BeTrue(), "a CronJob gets no Service")
@@ -149,7 +149,7 @@ var _ = Describe("Platform Controller", func() {
 	})
 
 	It("should not create a component until what it depends on is Ready", func() {
-		Expect(k8sClient.Create(ctx, newPlatform("gate", "1.0.0",
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("gate", "1.0.0",
 			appsv1alpha1.PlatformComponent{Name: "db"},
 			appsv1alpha1.PlatformComponent{Name: "api", DependsOn: []string{"db"}},
 		))).To(Succeed())
@@ -169,7 +169,7 @@ var _ = Describe("Platform Controller", func() {
 	})
 
 	It("should roll a version bump in dependency order", func() {
-		Expect(k8sClient.Create(ctx, newPlatform("bump", "1.0.0",
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("bump", "1.0.0",
 			appsv1alpha1.PlatformComponent{Name: "db"},
 			appsv1alpha1.PlatformComponent{Name: "api", DependsOn: []string{"db"}},
 			appsv1alpha1.PlatformComponent{Name: "web", DependsOn: []string{"api"}},
@@ -201,7 +201,7 @@ var _ = Describe("Platform Controller", func() {
 	})
 
 	It("should delete a disabled component but keep its retained volume, and recreate it when re-enabled", func() {
-		Expect(k8sClient.Create(ctx, newPlatform("toggle", "1.0.0",
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("toggle", "1.0.0",
 			appsv1alpha1.PlatformComponent{Name: "cache", Ports: []appsv1alpha1.ComponentPort{{Name: "redis", Port: 6379}},
 				Config:  map[string]string{"redis.conf": "maxmemory 64mb"},
 				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}},
@@ -214,7 +214,7 @@ var _ = Describe("Platform Controller", func() {
 		Eventually(gone(&corev1.Service{}, "toggle-cache")).Should(BeTrue())
 		Eventually(gone(&corev1.ConfigMap{}, "toggle-cache-config")).Should(BeTrue())
 		pvc := &corev1.PersistentVolumeClaim{}
-		Expect(k8sClient.Get(ctx, key("toggle-cache-data"), pvc)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("toggle-cache-data"), pvc)).To(Succeed())
 		Expect(pvc.OwnerReferences).To(BeEmpty(), "a retained volume has no owner to be collected with")
 		Eventually(componentPhase("toggle", "cache")).Should(Equal(appsv1alpha1.ComponentDisabled))
 
@@ -225,7 +225,7 @@ var _ = Describe("Platform Controller", func() {
 	})
 
 	It("should delete the volume of a disabled component whose reclaimPolicy is Delete", func() {
-		Expect(k8sClient.Create(ctx, newPlatform("reclaim", "1.0.0",
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("reclaim", "1.0.0",
 			appsv1alpha1.PlatformComponent{Name: "tmp", Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi"), ReclaimPolicy: "Delete"}},
 		))).To(Succeed())
 		Eventually(exists(&corev1.PersistentVolumeClaim{}, "reclaim-tmp-data")).Should(Succeed())
@@ -233,13 +233,13 @@ var _ = Describe("Platform Controller", func() {
 		// The claim carries the pvc-protection finalizer; deleted means it has a deletion timestamp.
 		Eventually(func(g Gomega) bool {
 			pvc := &corev1.PersistentVolumeClaim{}
-			err := k8sClient.Get(ctx, key("reclaim-tmp-data"), pvc)
+			err := suite.Client.Get(suite.Ctx, key("reclaim-tmp-data"), pvc)
 			return apierrors.IsNotFound(err) || pvc.DeletionTimestamp != nil
 		}).Should(BeTrue())
 	})
 
 	It("should make zero API writes when nothing changed", func() {
-		Expect(k8sClient.Create(ctx, newPlatform("quiet", "1.0.0",
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("quiet", "1.0.0",
 			appsv1alpha1.PlatformComponent{Name: "db", Workload: appsv1alpha1.WorkloadStatefulSet, Ports: []appsv1alpha1.ComponentPort{{Name: "pg", Port: 5432}},
 				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}},
 			appsv1alpha1.PlatformComponent{Name: "api", Config: map[string]string{"a": "b"},
@@ -249,18 +249,18 @@ var _ = Describe("Platform Controller", func() {
 		))).To(Succeed())
 		Eventually(exists(&batchv1.CronJob{}, "quiet-report")).Should(Succeed())
 		settled()
-		counting.Reset()
+		suite.Counting.Reset()
 		for range 3 {
-			res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			res, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("quiet")})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res).To(Equal(ctrl.Result{}))
 		}
-		Expect(counting.Writes()).To(BeEmpty())
-		Consistently(counting.Writes, "2s").Should(BeEmpty())
+		Expect(suite.Counting.Writes()).To(BeEmpty())
+		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
 	})
 
 	It("should report a dependency cycle that got past admission as Degraded and create nothing", func() {
-		Expect(k8sClient.Create(ctx, newPlatform("cycle", "1.0.0",
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("cycle", "1.0.0",
 			appsv1alpha1.PlatformComponent{Name: "a", DependsOn: []string{"b"}},
 			appsv1alpha1.PlatformComponent{Name: "b", DependsOn: []string{"a"}},
 		))).To(Succeed())
@@ -272,7 +272,7 @@ var _ = Describe("Platform Controller", func() {
 	})
 
 	It("should label everything with the common labels", func() {
-		Expect(k8sClient.Create(ctx, newPlatform("labels", "1.0.0", appsv1alpha1.PlatformComponent{Name: "x"}))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("labels", "1.0.0", appsv1alpha1.PlatformComponent{Name: "x"}))).To(Succeed())
 		d := &appsv1.Deployment{}
 		Eventually(exists(d, "labels-x")).Should(Succeed())
 		Expect(d.Labels).To(HaveKeyWithValue(engine.LabelManagedBy, "kubeforge"))

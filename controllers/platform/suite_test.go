@@ -15,73 +15,50 @@
 package platform_test
 
 import (
-	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/internal/engine"
-	"github.com/kubeforge/kubeforge/internal/testdb"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testdb"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 // The controller runs in a manager against a real kube-apiserver and etcd
 // (envtest). There is no kube-controller-manager: workloads get no pods
 // and no status unless a spec sets them by hand, as it does to make a
 // component Ready. The database specs run against real MariaDB and
-// PostgreSQL servers on loopback (internal/testdb).
+// PostgreSQL servers on loopback (internal/test/testdb).
+var suite = &testenv.ControllerSuite[*platform.Reconciler]{}
 
-var (
-	env        *testenv.Env
-	k8sClient  client.Client
-	counting   *testenv.CountingClient
-	reconciler *platform.Reconciler
-	dbServers  = map[string]*testdb.Server{}
-	ctx        context.Context
-	cancel     context.CancelFunc
-)
+// dbServers are the database servers the specs provision on, by engine.
+var dbServers = map[string]*testdb.Server{}
 
 func TestPlatformController(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "Platform controller")
+	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*platform.Reconciler]{
+		Name: "Platform controller", Options: testenv.Options{CRDs: true}, Types: platform.Types,
+		New: func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *platform.Reconciler {
+			return &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
+		},
+		Before: func() error {
+			for _, engine := range []string{testdb.MariaDB, testdb.PostgreSQL} {
+				s, err := testdb.Start(engine)
+				if err != nil {
+					return err
+				}
+				dbServers[engine] = s
+			}
+			return nil
+		},
+		After: func() error {
+			for _, s := range dbServers {
+				if err := s.Close(); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	})
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{CRDs: true})
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient = env.Client
-	for _, engine := range []string{testdb.MariaDB, testdb.PostgreSQL} {
-		s, err := testdb.Start(engine)
-		Expect(err).NotTo(HaveOccurred())
-		dbServers[engine] = s
-	}
-	ctx, cancel = context.WithCancel(context.Background())
-
-	counting, err = env.StartController(ctx, []client.Object{&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{}, &corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}, &corev1.Secret{}},
-		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
-			reconciler = &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
-			return reconciler.SetupWithManager(mgr)
-		})
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	for _, s := range dbServers {
-		Expect(s.Close()).To(Succeed())
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})

@@ -50,7 +50,7 @@ func newPodSet(name string, replicas int32) *appsv1alpha1.PodSet {
 func getDeployment(name string) func(g Gomega) *appsv1.Deployment {
 	return func(g Gomega) *appsv1.Deployment {
 		d := &appsv1.Deployment{}
-		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, d)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, types.NamespacedName{Namespace: "default", Name: name}, d)).To(Succeed())
 		return d
 	}
 }
@@ -58,7 +58,7 @@ func getDeployment(name string) func(g Gomega) *appsv1.Deployment {
 func condition(name, condType string) func(g Gomega) *metav1.Condition {
 	return func(g Gomega) *metav1.Condition {
 		ps := &appsv1alpha1.PodSet{}
-		g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: name}, ps)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, types.NamespacedName{Namespace: "default", Name: name}, ps)).To(Succeed())
 		c := meta.FindStatusCondition(ps.Status.Conditions, condType)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.ObservedGeneration).To(Equal(ps.Generation))
@@ -73,9 +73,9 @@ func settled(name string) {
 	Eventually(getDeployment(name)).Should(Not(BeNil()))
 	// Give the watch events of our own writes time to come back.
 	Eventually(func() []string {
-		before := counting.Writes()
+		before := suite.Counting.Writes()
 		time.Sleep(300 * time.Millisecond)
-		return counting.Writes()[len(before):]
+		return suite.Counting.Writes()[len(before):]
 	}).Should(BeEmpty())
 }
 
@@ -83,7 +83,7 @@ var _ = Describe("PodSet Controller", func() {
 	Context("When a PodSet is created", func() {
 		It("should create a Deployment with the owner reference and the common labels", func() {
 			ps := newPodSet("owned", 2)
-			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, ps)).To(Succeed())
 
 			d := &appsv1.Deployment{}
 			Eventually(func(g Gomega) { d = getDeployment("owned")(g) }).Should(Succeed())
@@ -109,69 +109,69 @@ var _ = Describe("PodSet Controller", func() {
 
 			Eventually(func(g Gomega) string {
 				got := &appsv1alpha1.PodSet{}
-				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
+				g.Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
 				return got.Status.Selector
 			}).Should(Equal("apps.kubeforge.io/podset=owned"))
 		})
 
 		It("should make zero API writes when nothing changed", func() {
-			Expect(k8sClient.Create(ctx, newPodSet("quiet", 3))).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, newPodSet("quiet", 3))).To(Succeed())
 			settled("quiet")
 
-			counting.Reset()
+			suite.Counting.Reset()
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "quiet"}}
 			for range 3 {
-				res, err := reconciler.Reconcile(ctx, req)
+				res, err := suite.Reconciler.Reconcile(suite.Ctx, req)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(res).To(Equal(ctrl.Result{}))
 			}
-			Expect(counting.Writes()).To(BeEmpty())
+			Expect(suite.Counting.Writes()).To(BeEmpty())
 			// Nor does the running manager write anything on its own.
-			Consistently(counting.Writes, "2s").Should(BeEmpty())
+			Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
 		})
 
 		It("should repair a hand edit of the Deployment's replicas with one write", func() {
-			Expect(k8sClient.Create(ctx, newPodSet("drift", 2))).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, newPodSet("drift", 2))).To(Succeed())
 			settled("drift")
-			counting.Reset()
+			suite.Counting.Reset()
 
 			d := &appsv1.Deployment{}
-			Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: "drift"}, d)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, types.NamespacedName{Namespace: "default", Name: "drift"}, d)).To(Succeed())
 			patch := client.MergeFrom(d.DeepCopy())
 			d.Spec.Replicas = new(int32(7))
-			Expect(k8sClient.Patch(ctx, d, patch)).To(Succeed())
+			Expect(suite.Client.Patch(suite.Ctx, d, patch)).To(Succeed())
 
 			Eventually(func(g Gomega) int32 { return *getDeployment("drift")(g).Spec.Replicas }).Should(Equal(int32(2)))
 			settled("drift")
-			Expect(counting.Writes()).To(ConsistOf(ContainSubstring("apply")))
+			Expect(suite.Counting.Writes()).To(ConsistOf(ContainSubstring("apply")))
 		})
 
 		It("should recreate its Deployment when someone deletes it", func() {
-			Expect(k8sClient.Create(ctx, newPodSet("recreate", 1))).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, newPodSet("recreate", 1))).To(Succeed())
 			settled("recreate")
 			old := getDeployment("recreate")(Default)
-			Expect(k8sClient.Delete(ctx, old)).To(Succeed())
+			Expect(suite.Client.Delete(suite.Ctx, old)).To(Succeed())
 			Eventually(func(g Gomega) types.UID { return getDeployment("recreate")(g).UID }).ShouldNot(Equal(old.UID))
 		})
 
 		It("should follow the scale subresource", func() {
 			ps := newPodSet("scaled", 1)
-			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, ps)).To(Succeed())
 			settled("scaled")
 
 			scale := &autoscalingv1.Scale{}
-			Expect(k8sClient.SubResource("scale").Get(ctx, ps, scale)).To(Succeed())
+			Expect(suite.Client.SubResource("scale").Get(suite.Ctx, ps, scale)).To(Succeed())
 			Expect(scale.Spec.Replicas).To(Equal(int32(1)))
 			Expect(scale.Status.Selector).To(Equal("apps.kubeforge.io/podset=scaled"))
 			scale.Spec.Replicas = 5
-			Expect(k8sClient.SubResource("scale").Update(ctx, ps, client.WithSubResourceBody(scale))).To(Succeed())
+			Expect(suite.Client.SubResource("scale").Update(suite.Ctx, ps, client.WithSubResourceBody(scale))).To(Succeed())
 
 			Eventually(func(g Gomega) int32 { return *getDeployment("scaled")(g).Spec.Replicas }).Should(Equal(int32(5)))
 		})
 
 		It("should report pods and readiness from what it observes", func() {
 			ps := newPodSet("observed", 2)
-			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, ps)).To(Succeed())
 			Eventually(condition("observed", conditions.Ready)).Should(HaveField("Status", metav1.ConditionFalse))
 			Expect(condition("observed", conditions.Progressing)(Default)).To(HaveField("Status", metav1.ConditionTrue))
 
@@ -183,16 +183,16 @@ var _ = Describe("PodSet Controller", func() {
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: d.Spec.Template.Labels},
 					Spec:       d.Spec.Template.Spec,
 				}
-				Expect(k8sClient.Create(ctx, p)).To(Succeed())
+				Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
 			}
 			d.Status = appsv1.DeploymentStatus{
 				ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
 			}
-			Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())
+			Expect(suite.Client.Status().Update(suite.Ctx, d)).To(Succeed())
 
 			Eventually(condition("observed", conditions.Ready)).Should(HaveField("Status", metav1.ConditionTrue))
 			got := &appsv1alpha1.PodSet{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
 			Expect(got.Status.PodNames).To(Equal([]string{"observed-a", "observed-b"}))
 			Expect(got.Status.ReadyReplicas).To(Equal(int32(2)))
 			Expect(got.Status.AvailableReplicas).To(Equal(int32(2)))
@@ -204,7 +204,7 @@ var _ = Describe("PodSet Controller", func() {
 		It("should report an invalid spec in status and create nothing, when the webhook is absent", func() {
 			ps := newPodSet("invalid", 1)
 			ps.Spec.Template.Spec.Containers[0].Name = "Not_A_DNS_Label"
-			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, ps)).To(Succeed())
 
 			Eventually(condition("invalid", conditions.Degraded)).Should(And(
 				HaveField("Status", metav1.ConditionTrue),
@@ -214,7 +214,7 @@ var _ = Describe("PodSet Controller", func() {
 			Expect(condition("invalid", conditions.Ready)(Default)).To(HaveField("Status", metav1.ConditionFalse))
 			Eventually(func(g Gomega) []string {
 				events := &eventsv1.EventList{}
-				g.Expect(k8sClient.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+				g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
 				var reasons []string
 				for _, e := range events.Items {
 					if e.Regarding.Name == "invalid" && e.Regarding.Kind == "PodSet" && e.Type == corev1.EventTypeWarning {
@@ -223,7 +223,7 @@ var _ = Describe("PodSet Controller", func() {
 				}
 				return reasons
 			}).Should(ContainElement(conditions.ReasonInvalidSpec))
-			err := k8sClient.Get(ctx, types.NamespacedName{Namespace: "default", Name: "invalid"}, &appsv1.Deployment{})
+			err := suite.Client.Get(suite.Ctx, types.NamespacedName{Namespace: "default", Name: "invalid"}, &appsv1.Deployment{})
 			Expect(apierrors.IsNotFound(err)).To(BeTrue())
 		})
 
@@ -241,11 +241,11 @@ var _ = Describe("PodSet Controller", func() {
 				},
 			}
 			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "someone-else", Namespace: "default"}}
-			Expect(k8sClient.Create(ctx, owner)).To(Succeed())
-			Expect(ctrl.SetControllerReference(owner, foreign, env.Scheme)).To(Succeed())
-			Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, owner)).To(Succeed())
+			Expect(ctrl.SetControllerReference(owner, foreign, suite.Env.Scheme)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, foreign)).To(Succeed())
 
-			Expect(k8sClient.Create(ctx, newPodSet("taken", 1))).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, newPodSet("taken", 1))).To(Succeed())
 			Eventually(condition("taken", conditions.Degraded)).Should(And(
 				HaveField("Status", metav1.ConditionTrue),
 				HaveField("Reason", conditions.ReasonApplyFailed),

@@ -29,7 +29,7 @@ import (
 // Reasons specific to PodSets.
 const (
 	ReasonScaling          = "Scaling"
-	ReasonRollingOut       = "RollingOut"
+	ReasonRollingOut       = workload.ReasonRollingOut
 	ReasonWaitingForPods   = "WaitingForPods"
 	ReasonReplicaFailure   = workload.ReasonReplicaFailure
 	ReasonDeploymentAbsent = "DeploymentNotFound"
@@ -94,14 +94,8 @@ func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 		conds.Set(conditions.Degraded, false, conditions.ReasonAsExpected, "")
 	}
 
-	switch {
-	case r.Settled:
-		conds.Set(conditions.Progressing, false, conditions.ReasonRolloutDone, fmt.Sprintf("%d of %d pods updated and available", desired, desired))
-	case !r.UpToDate:
-		conds.Set(conditions.Progressing, true, ReasonRollingOut, fmt.Sprintf("%d of %d pods updated", r.Updated, desired))
-	default:
-		conds.Set(conditions.Progressing, true, ReasonScaling, fmt.Sprintf("%d pods, %d available, %d desired", r.Replicas, r.Available, desired))
-	}
+	progressing, reason, msg := r.Progressing("pods", ReasonScaling)
+	conds.Set(conditions.Progressing, progressing, reason, msg)
 
 	switch {
 	case r.Settled && desired == 0:

@@ -15,60 +15,26 @@
 package podset_test
 
 import (
-	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/internal/engine"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 // The controller runs in a manager against a real kube-apiserver and etcd
 // (envtest). There is no kube-controller-manager: Deployments get no pods
 // and no status unless a spec sets them by hand.
-
-var (
-	env        *testenv.Env
-	k8sClient  client.Client
-	counting   *testenv.CountingClient
-	reconciler *podset.Reconciler
-	ctx        context.Context
-	cancel     context.CancelFunc
-)
+var suite = &testenv.ControllerSuite[*podset.Reconciler]{}
 
 func TestPodSetController(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "PodSet controller")
+	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*podset.Reconciler]{
+		Name: "PodSet controller", Options: testenv.Options{CRDs: true}, Types: podset.Types,
+		New: func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *podset.Reconciler {
+			return &podset.Reconciler{Client: c, Engine: eng}
+		},
+	})
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{CRDs: true})
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient = env.Client
-	ctx, cancel = context.WithCancel(context.Background())
-
-	counting, err = env.StartController(ctx, []client.Object{&appsv1.Deployment{}, &corev1.Pod{}},
-		func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
-			reconciler = &podset.Reconciler{Client: c, Engine: eng}
-			return reconciler.SetupWithManager(mgr)
-		})
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})

@@ -51,7 +51,7 @@ func key(name string) types.NamespacedName {
 func getWorkspace(name string) func(g Gomega) *idev1alpha1.Workspace {
 	return func(g Gomega) *idev1alpha1.Workspace {
 		ws := &idev1alpha1.Workspace{}
-		g.Expect(k8sClient.Get(ctx, key(name), ws)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, key(name), ws)).To(Succeed())
 		return ws
 	}
 }
@@ -68,33 +68,33 @@ func phase(name string) func(g Gomega) idev1alpha1.WorkspacePhase {
 func getPod(name string) func(g Gomega) *corev1.Pod {
 	return func(g Gomega) *corev1.Pod {
 		p := &corev1.Pod{}
-		g.Expect(k8sClient.Get(ctx, key(name), p)).To(Succeed())
+		g.Expect(suite.Client.Get(suite.Ctx, key(name), p)).To(Succeed())
 		return p
 	}
 }
 
 func podGone(name string) func() bool {
-	return func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key(name), &corev1.Pod{})) }
+	return func() bool { return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key(name), &corev1.Pod{})) }
 }
 
 func setStarted(name string, started bool) {
 	patch := fmt.Sprintf(`{"spec":{"started":%t}}`, started)
-	Expect(k8sClient.Patch(ctx, getWorkspace(name)(Default), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+	Expect(suite.Client.Patch(suite.Ctx, getWorkspace(name)(Default), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
 
 // settled waits until no write follows the last one.
 func settled() {
 	Eventually(func() []string {
-		before := counting.Writes()
+		before := suite.Counting.Writes()
 		time.Sleep(300 * time.Millisecond)
-		return counting.Writes()[len(before):]
+		return suite.Counting.Writes()[len(before):]
 	}).Should(BeEmpty())
 }
 
 func warningOrEvent(name, reason string) func(g Gomega) []string {
 	return func(g Gomega) []string {
 		events := &eventsv1.EventList{}
-		g.Expect(k8sClient.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+		g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
 		var reasons []string
 		for _, e := range events.Items {
 			if e.Regarding.Name == name && e.Regarding.Kind == "Workspace" {
@@ -108,13 +108,13 @@ func warningOrEvent(name, reason string) func(g Gomega) []string {
 var _ = Describe("Workspace Controller", func() {
 	It("should create the home volume, Service and Pod, owned by the Workspace", func() {
 		ws := newWorkspace("owned")
-		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
 		Eventually(phase("owned")).Should(Equal(idev1alpha1.PhasePending))
 
 		for name, obj := range map[string]client.Object{
 			"owned-home": &corev1.PersistentVolumeClaim{}, "owned": &corev1.Service{},
 		} {
-			Expect(k8sClient.Get(ctx, key(name), obj)).To(Succeed(), name)
+			Expect(suite.Client.Get(suite.Ctx, key(name), obj)).To(Succeed(), name)
 			Expect(metav1.GetControllerOf(obj)).NotTo(BeNil(), name)
 			Expect(metav1.GetControllerOf(obj).UID).To(Equal(ws.UID), name)
 			Expect(obj.GetLabels()).To(HaveKeyWithValue(engine.LabelManagedBy, "kubeforge"))
@@ -135,30 +135,34 @@ var _ = Describe("Workspace Controller", func() {
 			Host: "alice.ide.example.com", ClassName: ptr.To("nginx"),
 			TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt", Kind: "ClusterIssuer"}},
 		}
-		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
 		ing := &networkingv1.Ingress{}
-		Eventually(func() error { return k8sClient.Get(ctx, key("tls"), ing) }).Should(Succeed())
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("tls"), ing) }).Should(Succeed())
 		Expect(metav1.GetControllerOf(ing).UID).To(Equal(ws.UID))
 		Expect(ing.Spec.Rules[0].Host).To(Equal("alice.ide.example.com"))
 		Expect(ing.Spec.TLS[0].SecretName).To(Equal("tls-tls"))
 		cert := &cmv1.Certificate{}
-		Eventually(func() error { return k8sClient.Get(ctx, key("tls-tls"), cert) }).Should(Succeed())
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("tls-tls"), cert) }).Should(Succeed())
 		Expect(metav1.GetControllerOf(cert).UID).To(Equal(ws.UID))
 		Expect(cert.Spec.DNSNames).To(Equal([]string{"alice.ide.example.com"}))
 		Expect(cert.Spec.IssuerRef.Kind).To(Equal("ClusterIssuer"))
 		Eventually(func(g Gomega) string { return getWorkspace("tls")(g).Status.URL }).Should(Equal("https://alice.ide.example.com"))
 
 		// Dropping the ingress removes both.
-		Expect(k8sClient.Patch(ctx, getWorkspace("tls")(Default), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"ingress":null}}`)))).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key("tls-tls"), &cmv1.Certificate{})) }).Should(BeTrue())
-		Eventually(func() bool { return apierrors.IsNotFound(k8sClient.Get(ctx, key("tls"), &networkingv1.Ingress{})) }).Should(BeTrue())
+		Expect(suite.Client.Patch(suite.Ctx, getWorkspace("tls")(Default), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"ingress":null}}`)))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("tls-tls"), &cmv1.Certificate{}))
+		}).Should(BeTrue())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("tls"), &networkingv1.Ingress{}))
+		}).Should(BeTrue())
 	})
 
 	It("should stay Starting until the Pod is Ready, then be Running with its startup time", func() {
-		Expect(k8sClient.Create(ctx, newWorkspace("ready"))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newWorkspace("ready"))).To(Succeed())
 		pod := &corev1.Pod{}
 		Eventually(func(g Gomega) { pod = getPod("ready")(g) }).Should(Succeed())
-		Expect(k8sClient.SubResource("binding").Create(ctx, pod, &corev1.Binding{
+		Expect(suite.Client.SubResource("binding").Create(suite.Ctx, pod, &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Name: "ready"},
 			Target:     corev1.ObjectReference{Kind: "Node", Name: "node-1"},
 		})).To(Succeed())
@@ -168,14 +172,14 @@ var _ = Describe("Workspace Controller", func() {
 		pod.Status.Phase = corev1.PodRunning
 		pod.Status.PodIP = "10.2.0.7"
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.Now()}}
-		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Expect(suite.Client.Status().Update(suite.Ctx, pod)).To(Succeed())
 		Consistently(phase("ready"), "1s").Should(Equal(idev1alpha1.PhaseStarting))
 		Expect(getWorkspace("ready")(Default).Status.Reason).To(Equal(workspace.ReasonNotAnswering))
 
 		pod = getPod("ready")(Default)
 		readyAt := metav1.NewTime(pod.CreationTimestamp.Add(3 * time.Second))
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: readyAt}}
-		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+		Expect(suite.Client.Status().Update(suite.Ctx, pod)).To(Succeed())
 		Eventually(phase("ready")).Should(Equal(idev1alpha1.PhaseRunning))
 		st := getWorkspace("ready")(Default).Status
 		Expect(*st.LastStartupSeconds).To(Equal(int64(3)))
@@ -185,15 +189,15 @@ var _ = Describe("Workspace Controller", func() {
 	})
 
 	It("should delete the Pod on stop, keep the volume and Service, and recreate the Pod on start", func() {
-		Expect(k8sClient.Create(ctx, newWorkspace("stopstart"))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newWorkspace("stopstart"))).To(Succeed())
 		first := &corev1.Pod{}
 		Eventually(func(g Gomega) { first = getPod("stopstart")(g) }).Should(Succeed())
 
 		setStarted("stopstart", false)
 		Eventually(podGone("stopstart")).Should(BeTrue())
 		Eventually(phase("stopstart")).Should(Equal(idev1alpha1.PhaseStopped))
-		Expect(k8sClient.Get(ctx, key("stopstart-home"), &corev1.PersistentVolumeClaim{})).To(Succeed())
-		Expect(k8sClient.Get(ctx, key("stopstart"), &corev1.Service{})).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("stopstart-home"), &corev1.PersistentVolumeClaim{})).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("stopstart"), &corev1.Service{})).To(Succeed())
 		Expect(getWorkspace("stopstart")(Default).Status.StartedAt).To(BeNil())
 
 		setStarted("stopstart", true)
@@ -203,18 +207,18 @@ var _ = Describe("Workspace Controller", func() {
 	})
 
 	It("should recreate a Pod that someone else deleted", func() {
-		Expect(k8sClient.Create(ctx, newWorkspace("recreate"))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newWorkspace("recreate"))).To(Succeed())
 		first := &corev1.Pod{}
 		Eventually(func(g Gomega) { first = getPod("recreate")(g) }).Should(Succeed())
-		Expect(k8sClient.Delete(ctx, first)).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, first)).To(Succeed())
 		Eventually(func(g Gomega) types.UID { return getPod("recreate")(g).UID }).ShouldNot(Equal(first.UID))
 	})
 
 	It("should replace the Pod when the spec changes, since a Pod cannot change in place", func() {
-		Expect(k8sClient.Create(ctx, newWorkspace("replace"))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newWorkspace("replace"))).To(Succeed())
 		first := &corev1.Pod{}
 		Eventually(func(g Gomega) { first = getPod("replace")(g) }).Should(Succeed())
-		Expect(k8sClient.Patch(ctx, getWorkspace("replace")(Default), client.RawPatch(types.MergePatchType,
+		Expect(suite.Client.Patch(suite.Ctx, getWorkspace("replace")(Default), client.RawPatch(types.MergePatchType,
 			[]byte(`{"spec":{"image":"docker.io/codercom/code-server:4.97.0"}}`)))).To(Succeed())
 		Eventually(func(g Gomega) string { return getPod("replace")(g).Spec.Containers[0].Image }).Should(Equal("docker.io/codercom/code-server:4.97.0"))
 		Expect(getPod("replace")(Default).UID).NotTo(Equal(first.UID))
@@ -224,7 +228,7 @@ var _ = Describe("Workspace Controller", func() {
 	It("should stop the workspace when maxRunDuration has passed, and say so in an event", func() {
 		ws := newWorkspace("timed")
 		ws.Spec.MaxRunDuration = &metav1.Duration{Duration: 2 * time.Second}
-		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
 		Eventually(func(g Gomega) { getPod("timed")(g) }).Should(Succeed())
 		Eventually(func(g Gomega) bool { return *getWorkspace("timed")(g).Spec.Started }, "10s").Should(BeFalse())
 		Eventually(podGone("timed")).Should(BeTrue())
@@ -233,25 +237,25 @@ var _ = Describe("Workspace Controller", func() {
 	})
 
 	It("should make zero API writes when nothing changed", func() {
-		Expect(k8sClient.Create(ctx, newWorkspace("quiet"))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, newWorkspace("quiet"))).To(Succeed())
 		Eventually(phase("quiet")).Should(Equal(idev1alpha1.PhasePending))
 		settled()
-		counting.Reset()
+		suite.Counting.Reset()
 		for range 3 {
-			res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key("quiet")})
+			res, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("quiet")})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res).To(Equal(ctrl.Result{}))
 		}
-		Expect(counting.Writes()).To(BeEmpty())
-		Consistently(counting.Writes, "2s").Should(BeEmpty())
+		Expect(suite.Counting.Writes()).To(BeEmpty())
+		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
 	})
 
 	It("should leave a retained home volume without an owner reference, so it outlives the Workspace", func() {
 		ws := newWorkspace("retained")
 		ws.Spec.Storage.ReclaimPolicy = idev1alpha1.ReclaimRetain
-		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
 		pvc := &corev1.PersistentVolumeClaim{}
-		Eventually(func() error { return k8sClient.Get(ctx, key("retained-home"), pvc) }).Should(Succeed())
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("retained-home"), pvc) }).Should(Succeed())
 		Expect(pvc.OwnerReferences).To(BeEmpty())
 		Expect(pvc.Labels).To(HaveKeyWithValue(engine.LabelInstance, "retained"))
 		// The other objects are owned as usual.
@@ -261,7 +265,7 @@ var _ = Describe("Workspace Controller", func() {
 	It("should report a spec the CRD admits but the rules refuse, and create nothing", func() {
 		ws := newWorkspace("invalid")
 		ws.Spec.User = "alice smith"
-		Expect(k8sClient.Create(ctx, ws)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
 		Eventually(phase("invalid")).Should(Equal(idev1alpha1.PhaseFailed))
 		c := meta.FindStatusCondition(getWorkspace("invalid")(Default).Status.Conditions, conditions.Degraded)
 		Expect(c.Reason).To(Equal(conditions.ReasonInvalidSpec))

@@ -15,6 +15,10 @@
 package admit
 
 import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
@@ -26,24 +30,13 @@ import (
 // API, the rules in internal/validation; this table joins them once for
 // the webhooks (Register) and the reconcilers (Prepare).
 var (
-	PodSet = Kind[*appsv1alpha1.PodSet]{
-		GVK:     appsv1alpha1.GroupVersion.WithKind("PodSet"),
-		Default: appsv1alpha1.DefaultPodSet, ValidateCreate: validation.PodSet, ValidateUpdate: validation.PodSetUpdate,
-	}
-	Platform = Kind[*appsv1alpha1.Platform]{
-		GVK:     appsv1alpha1.GroupVersion.WithKind("Platform"),
-		Default: appsv1alpha1.DefaultPlatform, ValidateCreate: validation.Platform, ValidateUpdate: validation.PlatformUpdate,
-	}
-	Balancer = Kind[*networkingv1alpha1.Balancer]{
-		GVK:     networkingv1alpha1.GroupVersion.WithKind("Balancer"),
-		Default: networkingv1alpha1.DefaultBalancer, ValidateCreate: validation.Balancer, ValidateUpdate: validation.BalancerUpdate,
-	}
-	Workspace = Kind[*idev1alpha1.Workspace]{
-		GVK:     idev1alpha1.GroupVersion.WithKind("Workspace"),
-		Default: idev1alpha1.DefaultWorkspace, ValidateCreate: validation.Workspace, ValidateUpdate: validation.WorkspaceUpdate,
-	}
-	KubernetesCluster = Kind[*clusterv1alpha1.KubernetesCluster]{
-		GVK:     clusterv1alpha1.GroupVersion.WithKind("KubernetesCluster"),
-		Default: clusterv1alpha1.DefaultKubernetesCluster, ValidateCreate: validation.KubernetesCluster, ValidateUpdate: validation.KubernetesClusterUpdate,
-	}
+	PodSet            = kind(appsv1alpha1.GroupVersion, "PodSet", appsv1alpha1.DefaultPodSet, validation.PodSet, validation.PodSetUpdate)
+	Platform          = kind(appsv1alpha1.GroupVersion, "Platform", appsv1alpha1.DefaultPlatform, validation.Platform, validation.PlatformUpdate)
+	Balancer          = kind(networkingv1alpha1.GroupVersion, "Balancer", networkingv1alpha1.DefaultBalancer, validation.Balancer, validation.BalancerUpdate)
+	Workspace         = kind(idev1alpha1.GroupVersion, "Workspace", idev1alpha1.DefaultWorkspace, validation.Workspace, validation.WorkspaceUpdate)
+	KubernetesCluster = kind(clusterv1alpha1.GroupVersion, "KubernetesCluster", clusterv1alpha1.DefaultKubernetesCluster, validation.KubernetesCluster, validation.KubernetesClusterUpdate)
 )
+
+func kind[T client.Object](gv schema.GroupVersion, name string, def func(T), create func(T) field.ErrorList, update func(T, T) field.ErrorList) Kind[T] {
+	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update}
+}

@@ -35,7 +35,7 @@ import (
 
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 	clusterwebhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
 	idewebhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
 )
@@ -52,65 +52,53 @@ var (
 	clientset kubernetes.Interface
 	logs      *fake.Clientset
 	ctx       context.Context
-	cancel    context.CancelFunc
 	baseURL   string
 	addr      string
 	httpc     *http.Client
 )
 
 func TestAPIServer(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "API server")
+	testenv.Run(t, testenv.Suite{
+		Name:    "API server",
+		Options: testenv.Options{CRDs: true, Webhooks: true},
+		Setup: func(suiteCtx context.Context, e *testenv.Env) error {
+			var err error
+			env, k8sClient, ctx = e, e.Client, suiteCtx
+			Expect(env.StartWebhooks(ctx, clusterwebhooks.SetupKubernetesClusterWebhookWithManager, idewebhooks.SetupWorkspaceWebhookWithManager)).To(Succeed())
+			clientset, err = kubernetes.NewForConfig(env.Config)
+			Expect(err).NotTo(HaveOccurred())
+
+			c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+			Expect(err).NotTo(HaveOccurred())
+			go func() { defer GinkgoRecover(); Expect(c.Start(ctx)).To(Succeed()) }()
+			Expect(c.WaitForCacheSync(ctx)).To(BeTrue())
+
+			logs = fake.NewClientset()
+			srv := &apiserver.Server{
+				Addr: "127.0.0.1:0", Client: k8sClient, APIReader: k8sClient, Cache: c, Clientset: logs,
+				Auth:           &apiserver.Auth{Client: k8sClient, TTL: 5 * time.Second},
+				HandlerTimeout: 10 * time.Second, WaitTimeout: time.Minute,
+				WorkspaceStatus: workspace.StatusWith,
+			}
+			a, err := srv.Listen()
+			Expect(err).NotTo(HaveOccurred())
+			addr = a.String()
+			baseURL = "https://" + addr
+			go func() { defer GinkgoRecover(); Expect(srv.Start(ctx)).To(Succeed()) }()
+			httpc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+				TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the server's certificate is self-signed
+			}}
+			Eventually(func() error {
+				resp, err := httpc.Get(baseURL + "/openapi.json")
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err
+			}).Should(Succeed())
+			return nil
+		},
+	})
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{CRDs: true, Webhooks: true})
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient = env.Client
-	ctx, cancel = context.WithCancel(context.Background())
-	Expect(env.StartWebhooks(ctx, clusterwebhooks.SetupKubernetesClusterWebhookWithManager, idewebhooks.SetupWorkspaceWebhookWithManager)).To(Succeed())
-	clientset, err = kubernetes.NewForConfig(env.Config)
-	Expect(err).NotTo(HaveOccurred())
-
-	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
-	Expect(err).NotTo(HaveOccurred())
-	go func() { defer GinkgoRecover(); Expect(c.Start(ctx)).To(Succeed()) }()
-	Expect(c.WaitForCacheSync(ctx)).To(BeTrue())
-
-	logs = fake.NewClientset()
-	srv := &apiserver.Server{
-		Addr: "127.0.0.1:0", Client: k8sClient, APIReader: k8sClient, Cache: c, Clientset: logs,
-		Auth:           &apiserver.Auth{Client: k8sClient, TTL: 5 * time.Second},
-		HandlerTimeout: 10 * time.Second, WaitTimeout: time.Minute,
-		WorkspaceStatus: workspace.StatusWith,
-	}
-	a, err := srv.Listen()
-	Expect(err).NotTo(HaveOccurred())
-	addr = a.String()
-	baseURL = "https://" + addr
-	go func() { defer GinkgoRecover(); Expect(srv.Start(ctx)).To(Succeed()) }()
-	httpc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the server's certificate is self-signed
-	}}
-	Eventually(func() error {
-		resp, err := httpc.Get(baseURL + "/openapi.json")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err
-	}).Should(Succeed())
-})
-
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
 
 // caller makes a ServiceAccount in ns with a Role of rules there, and
 // returns a token for it from the TokenRequest API.

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubeforge/kubeforge/internal/engine"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 var (
@@ -38,22 +38,11 @@ var (
 )
 
 func TestEngine(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "Owned-object engine")
+	testenv.Run(t, testenv.Suite{
+		Name:  "Owned-object engine",
+		Setup: func(_ context.Context, e *testenv.Env) error { env = e; return nil },
+	})
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{})
-	Expect(err).NotTo(HaveOccurred())
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
 
 // The owner here is a ConfigMap: the engine works for any owner kind.
 func newOwner(name string) *corev1.ConfigMap {

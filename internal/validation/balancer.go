@@ -28,14 +28,12 @@ import (
 // balancerMaxName keeps <name>-proxy a valid DNS label.
 const balancerMaxName = utilvalidation.DNS1035LabelMaxLength - len("-proxy")
 
-// ValidateBalancer returns every problem with a Balancer's spec.
+// Balancer returns every problem with a Balancer's spec.
 func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 
-	if len(b.Name) > balancerMaxName {
-		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), b.Name, balancerMaxName))
-	}
+	errs = append(errs, NameAtMost(b.Name, balancerMaxName)...)
 	if len(b.Spec.Selector) == 0 {
 		errs = append(errs, field.Required(spec.Child("selector"), "the labels that every backend pod carries, e.g. app: shop"))
 	}

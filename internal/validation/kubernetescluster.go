@@ -31,13 +31,11 @@ import (
 // which label the Job's pods and must stay within 63 characters.
 const kubernetesclusterMaxName = 40
 
-// ValidateKubernetesCluster returns every problem with a KubernetesCluster's spec.
+// KubernetesCluster returns every problem with a KubernetesCluster's spec.
 func KubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if len(kc.Name) > kubernetesclusterMaxName {
-		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), kc.Name, kubernetesclusterMaxName))
-	}
+	errs = append(errs, NameAtMost(kc.Name, kubernetesclusterMaxName)...)
 	if _, ok := clusterv1alpha1.ParseVersion(kc.Spec.Version); !ok {
 		errs = append(errs, field.Invalid(spec.Child("version"), kc.Spec.Version, "must be vMAJOR.MINOR.PATCH, e.g. v1.31.4"))
 	}

@@ -34,7 +34,7 @@ const maxObjectName = utilvalidation.DNS1035LabelMaxLength - len("-config")
 
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// ValidatePlatform returns every problem with a Platform's spec.
+// Platform returns every problem with a Platform's spec.
 func Platform(p *appsv1alpha1.Platform) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")

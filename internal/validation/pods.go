@@ -107,3 +107,13 @@ func Resources(r *corev1.ResourceRequirements, path *field.Path) field.ErrorList
 	}
 	return errs
 }
+
+// NameAtMost refuses an object name longer than max: the names the
+// operator derives from it (with a suffix such as -proxy or -home) must
+// stay valid.
+func NameAtMost(name string, max int) field.ErrorList {
+	if len(name) > max {
+		return field.ErrorList{field.TooLong(field.NewPath("metadata", "name"), name, max)}
+	}
+	return nil
+}

@@ -20,7 +20,7 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 )
 
-// ValidatePodSet returns every problem with a PodSet's spec.
+// PodSet returns every problem with a PodSet's spec.
 func PodSet(ps *appsv1alpha1.PodSet) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")

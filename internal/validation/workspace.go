@@ -30,13 +30,11 @@ import (
 // Service's and host name, and <name>-home a DNS label.
 const workspaceMaxName = utilvalidation.DNS1035LabelMaxLength - len("-home")
 
-// ValidateWorkspace returns every problem with a Workspace's spec.
+// Workspace returns every problem with a Workspace's spec.
 func Workspace(ws *idev1alpha1.Workspace) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	if len(ws.Name) > workspaceMaxName {
-		errs = append(errs, field.TooLong(field.NewPath("metadata", "name"), ws.Name, workspaceMaxName))
-	}
+	errs = append(errs, NameAtMost(ws.Name, workspaceMaxName)...)
 	for _, msg := range utilvalidation.IsDNS1035Label(ws.Name) {
 		if len(ws.Name) <= workspaceMaxName {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), ws.Name, msg+" (it names the workspace's Service)"))

@@ -24,6 +24,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/conditions"
 )
 
 // Reasons a workload's controller gives for not making progress.
@@ -31,6 +33,9 @@ const (
 	ReasonReplicaFailure   = "ReplicaFailure"
 	ReasonProgressDeadline = "ProgressDeadlineExceeded"
 )
+
+// ReasonRollingOut is the Progressing reason while pods run an old template.
+const ReasonRollingOut = "RollingOut"
 
 // Rollout is what was observed of one workload.
 type Rollout struct {
@@ -117,6 +122,21 @@ func DaemonSet(ds *appsv1.DaemonSet) Rollout {
 		r.Progress = fmt.Sprintf("%d of %d nodes run the updated pod", s.UpdatedNumberScheduled, want)
 	}
 	return r
+}
+
+// Progressing is the Progressing condition of a kind whose workload this
+// is: whether the rollout still moves, its reason and a message that
+// counts pods (named by pods, e.g. "proxy pods"). scaling is the reason
+// while every pod runs the current template but their number is not there.
+func (r Rollout) Progressing(pods, scaling string) (bool, string, string) {
+	switch {
+	case r.Settled:
+		return false, conditions.ReasonRolloutDone, fmt.Sprintf("%d of %d %s updated and available", r.Desired, r.Desired, pods)
+	case !r.UpToDate:
+		return true, ReasonRollingOut, fmt.Sprintf("%d of %d %s updated", r.Updated, r.Desired, pods)
+	default:
+		return true, scaling, fmt.Sprintf("%d %s, %d available, %d desired", r.Replicas, pods, r.Available, r.Desired)
+	}
 }
 
 // replicas is a workload's spec.replicas as the API server defaults it.

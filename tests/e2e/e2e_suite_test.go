@@ -39,7 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 const leaseName = "kubeforge.kubeforge.io"

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/testdb"
+	"github.com/kubeforge/kubeforge/internal/test/testdb"
 )
 
 const platformDBNS = "e2e-platform-db"

@@ -55,7 +55,7 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/scheme"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 var (

@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 var _ = Describe("Platform CRD", func() {

@@ -18,11 +18,9 @@ import (
 	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 // These specs install the CRDs into a real kube-apiserver with no webhook,
@@ -35,20 +33,9 @@ var (
 )
 
 func TestAPI(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "apps.kubeforge.io API schema (no webhooks)")
+	testenv.Run(t, testenv.Suite{
+		Name:    "apps.kubeforge.io API schema (no webhooks)",
+		Options: testenv.Options{CRDs: true},
+		Setup:   func(_ context.Context, e *testenv.Env) error { env, k8sClient = e, e.Client; return nil },
+	})
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{CRDs: true})
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient = env.Client
-})
-
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})

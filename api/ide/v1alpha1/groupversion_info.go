@@ -23,13 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
-var (
-	// GroupVersion is the group and version of this API.
-	GroupVersion = schema.GroupVersion{Group: "ide.kubeforge.io", Version: "v1alpha1"}
+// GroupVersion is the group and version of this API.
+var GroupVersion = schema.GroupVersion{Group: "ide.kubeforge.io", Version: "v1alpha1"}
 
-	// SchemeBuilder adds the types of this API to a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+// SchemeBuilder adds the types of this API to a scheme, with AddToScheme.
+var SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
 
-	// AddToScheme adds the types of this API to a scheme.
-	AddToScheme = SchemeBuilder.AddToScheme
-)
+// AddToScheme adds the types of this API to a scheme.
+var AddToScheme = SchemeBuilder.AddToScheme

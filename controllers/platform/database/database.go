@@ -225,6 +225,17 @@ func URL(s Server, database, user, password string) string {
 
 // checkIdentifier refuses what no engine stores: an empty name, a NUL,
 // invalid UTF-8, more than 63 bytes. Everything else is quoted.
+// checkProvision checks a Provision call's names and password before any
+// statement is sent.
+func checkProvision(database, user, password string) error {
+	for _, err := range []error{checkIdentifier("database", database), checkIdentifier("user", user), checkPassword(password)} {
+		if err != nil {
+			return &Error{Reason: ReasonProvisioningFailed, Err: err}
+		}
+	}
+	return nil
+}
+
 func checkIdentifier(kind, name string) error {
 	switch {
 	case name == "":

@@ -31,11 +31,11 @@ import (
 	"time"
 
 	"github.com/kubeforge/kubeforge/controllers/platform/database"
-	"github.com/kubeforge/kubeforge/internal/testdb"
+	"github.com/kubeforge/kubeforge/internal/test/testdb"
 )
 
 // These tests run against real servers: MariaDB and PostgreSQL from
-// Debian's packages, started on loopback by internal/testdb.
+// Debian's packages, started on loopback by internal/test/testdb.
 
 var servers = map[string]*testdb.Server{}
 

@@ -67,14 +67,8 @@ func QuoteMySQLGrantDatabase(name string) string {
 }
 
 func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password string) error {
-	if err := checkIdentifier("database", database); err != nil {
-		return &Error{Reason: ReasonProvisioningFailed, Err: err}
-	}
-	if err := checkIdentifier("user", user); err != nil {
-		return &Error{Reason: ReasonProvisioningFailed, Err: err}
-	}
-	if err := checkPassword(password); err != nil {
-		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	if err := checkProvision(database, user, password); err != nil {
+		return err
 	}
 	db := QuoteMySQLIdentifier(database)
 	steps := []struct {

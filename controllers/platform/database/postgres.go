@@ -70,14 +70,8 @@ func (a *postgresAdmin) exists(ctx context.Context, query, name string) (bool, e
 }
 
 func (a *postgresAdmin) Provision(ctx context.Context, database, user, password string) error {
-	if err := checkIdentifier("database", database); err != nil {
-		return &Error{Reason: ReasonProvisioningFailed, Err: err}
-	}
-	if err := checkIdentifier("user", user); err != nil {
-		return &Error{Reason: ReasonProvisioningFailed, Err: err}
-	}
-	if err := checkPassword(password); err != nil {
-		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	if err := checkProvision(database, user, password); err != nil {
+		return err
 	}
 	roleExists, err := a.exists(ctx, "SELECT 1 FROM pg_roles WHERE rolname = $1", user)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func platformJSON(name, components string) *unstructured.Unstructured {
@@ -38,9 +38,9 @@ const platformDenied = `admission webhook "vplatform-v1alpha1.kubeforge.io" deni
 var _ = Describe("Platform webhooks", func() {
 	It("should write the per-component defaults into the spec, but no tag", func() {
 		u := platformJSON("defaults", `[{"name":"db","workload":"StatefulSet","storage":{"size":"1Gi"}},{"name":"api","ports":[{"name":"http","port":8080}]}]`)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		p := &appsv1alpha1.Platform{}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
 		db, api := p.Spec.Components[0], p.Spec.Components[1]
 		Expect(api.Workload).To(Equal(appsv1alpha1.WorkloadDeployment))
 		Expect(api.ImageName).To(Equal("api"))
@@ -53,7 +53,7 @@ var _ = Describe("Platform webhooks", func() {
 
 	DescribeTable("should reject bad input with field errors",
 		func(name, components string, fields ...string) {
-			err := k8sClient.Create(ctx, platformJSON(name, components))
+			err := suite.Client.Create(suite.Ctx, platformJSON(name, components))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(platformDenied))
 			Expect(testenv.Causes(err)).To(ConsistOf(fields))
@@ -68,7 +68,7 @@ var _ = Describe("Platform webhooks", func() {
 	)
 
 	It("should name the field of a quantity that does not parse", func() {
-		err := k8sClient.Create(ctx, platformJSON("bad-quantity", `[{"name":"api","resources":{"limits":{"cpu":"lots"}}}]`))
+		err := suite.Client.Create(suite.Ctx, platformJSON("bad-quantity", `[{"name":"api","resources":{"limits":{"cpu":"lots"}}}]`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(testenv.Causes(err)).To(ConsistOf("spec.components[0].resources.limits[cpu]"))
 	})
@@ -76,12 +76,12 @@ var _ = Describe("Platform webhooks", func() {
 	DescribeTable("should refuse changes to what cannot change, and keep the stored object",
 		func(name, patch, message string) {
 			u := platformJSON(name, `[{"name":"db","workload":"StatefulSet","storage":{"size":"2Gi","storageClassName":"standard"}},{"name":"api","storage":{"size":"2Gi"}}]`)
-			Expect(k8sClient.Create(ctx, u)).To(Succeed())
-			err := k8sClient.Patch(ctx, u, client.RawPatch(types.JSONPatchType, []byte(patch)))
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+			err := suite.Client.Patch(suite.Ctx, u, client.RawPatch(types.JSONPatchType, []byte(patch)))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(message))
 			p := &appsv1alpha1.Platform{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
 			Expect(p.Spec.Components[0].Workload).To(Equal(appsv1alpha1.WorkloadStatefulSet))
 			Expect(p.Spec.Components[1].Storage.Size.String()).To(Equal("2Gi"))
 		},
@@ -93,8 +93,8 @@ var _ = Describe("Platform webhooks", func() {
 
 	It("should let a Deployment's volume grow and the version change", func() {
 		u := platformJSON("grow", `[{"name":"api","storage":{"size":"1Gi"}}]`)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
-		Expect(k8sClient.Patch(ctx, u, client.RawPatch(types.JSONPatchType,
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+		Expect(suite.Client.Patch(suite.Ctx, u, client.RawPatch(types.JSONPatchType,
 			[]byte(`[{"op":"replace","path":"/spec/components/0/storage/size","value":"5Gi"},{"op":"replace","path":"/spec/version","value":"1.1.0"}]`)))).To(Succeed())
 	})
 
@@ -109,9 +109,9 @@ var _ = Describe("Platform webhooks", func() {
 
 		It("should write the port, the TLS mode and the names into the spec", func() {
 			u := withDB("db-defaults", server, `[{"name":"api","database":{"enabled":true}},{"name":"web"}]`)
-			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 			p := &appsv1alpha1.Platform{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
 			Expect(p.Spec.Database.Port).To(Equal(int32(3306)))
 			Expect(p.Spec.Database.TLS.Mode).To(Equal(appsv1alpha1.DatabaseTLSRequire))
 			Expect(p.Spec.Components[0].Database.Name).To(Equal("db_defaults_api"))
@@ -121,7 +121,7 @@ var _ = Describe("Platform webhooks", func() {
 
 		DescribeTable("should refuse hostile and reserved names, and missing servers, with field errors",
 			func(name, database, components string, fields ...string) {
-				err := k8sClient.Create(ctx, withDB(name, database, components))
+				err := suite.Client.Create(suite.Ctx, withDB(name, database, components))
 				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 				Expect(testenv.Causes(err)).To(ConsistOf(fields))
 			},
@@ -136,17 +136,17 @@ var _ = Describe("Platform webhooks", func() {
 
 		It("should refuse a new engine or host, or a renamed database", func() {
 			u := withDB("db-immutable", server, `[{"name":"api","database":{"enabled":true}}]`)
-			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 			for patch, field := range map[string]string{
 				`[{"op":"replace","path":"/spec/database/engine","value":"postgresql"}]`:         "spec.database.engine",
 				`[{"op":"replace","path":"/spec/database/host","value":"other.example.com"}]`:    "spec.database.host",
 				`[{"op":"replace","path":"/spec/components/0/database/name","value":"renamed"}]`: "spec.components[0].database.name",
 			} {
-				err := k8sClient.Patch(ctx, u.DeepCopy(), client.RawPatch(types.JSONPatchType, []byte(patch)))
+				err := suite.Client.Patch(suite.Ctx, u.DeepCopy(), client.RawPatch(types.JSONPatchType, []byte(patch)))
 				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: want 422 Invalid, got %v", patch, err)
 				Expect(err.Error()).To(ContainSubstring(field))
 			}
-			Expect(k8sClient.Patch(ctx, u.DeepCopy(), client.RawPatch(types.JSONPatchType,
+			Expect(suite.Client.Patch(suite.Ctx, u.DeepCopy(), client.RawPatch(types.JSONPatchType,
 				[]byte(`[{"op":"add","path":"/spec/database/dropOnDelete","value":true}]`)))).To(Succeed())
 		})
 	})

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func podSetJSON(name, spec string) *unstructured.Unstructured {
@@ -53,19 +53,19 @@ var _ = Describe("PodSet webhooks", func() {
 		It("should call the mutating and validating webhooks on create and update", func() {
 			mBefore, vBefore := webhookRequests(mutatePath), webhookRequests(validatePath)
 			u := podSetJSON("called", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
-			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 			ps := &appsv1alpha1.PodSet{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
 			Expect(*ps.Spec.Replicas).To(Equal(int32(1)))
 			ps.Spec.Replicas = new(int32(4))
-			Expect(k8sClient.Update(ctx, ps)).To(Succeed())
+			Expect(suite.Client.Update(suite.Ctx, ps)).To(Succeed())
 			Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 2))
 			Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 2))
 		})
 
 		DescribeTable("should reject what only the webhook checks, with field errors",
 			func(name, spec string, fields ...string) {
-				err := k8sClient.Create(ctx, podSetJSON(name, spec))
+				err := suite.Client.Create(suite.Ctx, podSetJSON(name, spec))
 				Expect(err).To(HaveOccurred())
 				Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 				Expect(err.Error()).To(ContainSubstring(denied))
@@ -83,7 +83,7 @@ var _ = Describe("PodSet webhooks", func() {
 		)
 
 		It("should name the field of a resource quantity that does not parse", func() {
-			err := k8sClient.Create(ctx, podSetJSON("bad-quantity",
+			err := suite.Client.Create(suite.Ctx, podSetJSON("bad-quantity",
 				`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","resources":{"limits":{"memory":"lots"}}}]}}}`))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(causes(err)).To(ConsistOf("spec.template.spec.containers[0].resources.limits[memory]"))
@@ -91,14 +91,14 @@ var _ = Describe("PodSet webhooks", func() {
 
 		It("should reject an update that breaks a rule, and keep the stored object", func() {
 			u := podSetJSON("update", `{"replicas":2,"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
-			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 			ps := &appsv1alpha1.PodSet{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
 			ps.Spec.Template.Spec.Containers[0].Name = "NotADNSLabel"
-			err := k8sClient.Update(ctx, ps)
+			err := suite.Client.Update(suite.Ctx, ps)
 			Expect(err).To(HaveOccurred())
 			Expect(err.Error()).To(ContainSubstring(denied))
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
 			Expect(ps.Spec.Template.Spec.Containers[0].Name).To(Equal("app"))
 		})
 
@@ -107,7 +107,7 @@ var _ = Describe("PodSet webhooks", func() {
 				ObjectMeta: metav1.ObjectMeta{Name: "valid", Namespace: "default"},
 			}
 			Expect(json.Unmarshal([]byte(`{"replicas":0,"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`), &ps.Spec)).To(Succeed())
-			Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, ps)).To(Succeed())
 			Expect(*ps.Spec.Replicas).To(Equal(int32(0)))
 			Expect(ps.Spec.Template.Labels).To(Equal(map[string]string{"app": "web"}))
 		})

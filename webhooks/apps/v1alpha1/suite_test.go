@@ -15,48 +15,16 @@
 package v1alpha1_test
 
 import (
-	"context"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 	webhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 )
 
 // These specs run the webhooks in a manager and let a real kube-apiserver
 // call them over HTTPS, as envtest's WebhookInstallOptions configure.
-
-var (
-	env       *testenv.Env
-	k8sClient client.Client
-	ctx       context.Context
-	cancel    context.CancelFunc
-)
+var suite = &testenv.WebhookSuite{}
 
 func TestWebhooks(t *testing.T) {
-	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(testenv.EventuallyTimeout)
-	RunSpecs(t, "apps.kubeforge.io webhooks")
+	testenv.RunWebhooks(t, suite, "apps.kubeforge.io webhooks", webhooks.SetupPodSetWebhookWithManager, webhooks.SetupPlatformWebhookWithManager)
 }
-
-var _ = BeforeSuite(func() {
-	var err error
-	env, err = testenv.Start(testenv.Options{CRDs: true, Webhooks: true})
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient = env.Client
-	ctx, cancel = context.WithCancel(context.Background())
-
-	Expect(env.StartWebhooks(ctx, webhooks.SetupPodSetWebhookWithManager, webhooks.SetupPlatformWebhookWithManager)).To(Succeed())
-})
-
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})

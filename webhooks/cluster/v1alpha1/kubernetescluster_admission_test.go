@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func clusterJSON(name, spec string) *unstructured.Unstructured {
@@ -38,15 +38,15 @@ const (
 )
 
 func patch(u *unstructured.Unstructured, jsonPatch string) error {
-	return k8sClient.Patch(ctx, u, client.RawPatch(types.JSONPatchType, []byte(jsonPatch)))
+	return suite.Client.Patch(suite.Ctx, u, client.RawPatch(types.JSONPatchType, []byte(jsonPatch)))
 }
 
 var _ = Describe("KubernetesCluster webhooks", func() {
 	It("should fill in the defaults", func() {
 		u := clusterJSON("defaults", valid)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		kc := &clusterv1alpha1.KubernetesCluster{}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
 		Expect(kc.Spec.Etcd).To(Equal(kc.Spec.Masters))
 		Expect(string(kc.Spec.Network.Plugin)).To(Equal("calico"))
 		Expect(kc.Spec.SSHSecretRef.User).To(Equal("root"))
@@ -57,7 +57,7 @@ var _ = Describe("KubernetesCluster webhooks", func() {
 
 	DescribeTable("should reject bad input with field errors",
 		func(name, spec string, fields ...string) {
-			err := k8sClient.Create(ctx, clusterJSON(name, spec))
+			err := suite.Client.Create(suite.Ctx, clusterJSON(name, spec))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(denied))
 			Expect(testenv.Causes(err)).To(ConsistOf(fields))
@@ -72,7 +72,7 @@ var _ = Describe("KubernetesCluster webhooks", func() {
 
 	DescribeTable("should reject what the schema refuses",
 		func(name, spec, message string) {
-			err := k8sClient.Create(ctx, clusterJSON(name, spec))
+			err := suite.Client.Create(suite.Ctx, clusterJSON(name, spec))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(message))
 		},
@@ -84,12 +84,12 @@ var _ = Describe("KubernetesCluster webhooks", func() {
 	DescribeTable("should refuse changes that cannot be made, and keep the stored object",
 		func(name, jsonPatch, message string) {
 			u := clusterJSON(name, valid)
-			Expect(k8sClient.Create(ctx, u)).To(Succeed())
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 			err := patch(u, jsonPatch)
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(message))
 			kc := &clusterv1alpha1.KubernetesCluster{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
 			Expect(kc.Spec.Version).To(Equal("v1.31.4"))
 			Expect(kc.Spec.Masters[0].Address).To(Equal("10.0.0.10"))
 		},
@@ -102,11 +102,11 @@ var _ = Describe("KubernetesCluster webhooks", func() {
 
 	It("should refuse a spec change while an operation runs, naming it, but let paused change", func() {
 		u := clusterJSON("busy", valid)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		kc := &clusterv1alpha1.KubernetesCluster{}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), kc)).To(Succeed())
 		kc.Status.CurrentOperation = "create-2"
-		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
+		Expect(suite.Client.Status().Update(suite.Ctx, kc)).To(Succeed())
 
 		err := patch(u, `[{"op":"add","path":"/spec/nodes/-","value":{"address":"10.0.0.22"}}]`)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)

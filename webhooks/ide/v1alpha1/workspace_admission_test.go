@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func workspaceJSON(name, spec string) *unstructured.Unstructured {
@@ -48,9 +48,9 @@ var _ = Describe("Workspace webhooks", func() {
 	It("should fill in the defaults and record the user as a label", func() {
 		mBefore, vBefore := webhookRequests(mutatePath), webhookRequests(validatePath)
 		u := workspaceJSON("defaults", `{"user":"alice"}`)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		ws := &idev1alpha1.Workspace{}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ws)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ws)).To(Succeed())
 		Expect(ws.Spec.Image).To(Equal(idev1alpha1.WorkspaceDefaultImage))
 		Expect(ws.Spec.Port).To(Equal(int32(8080)))
 		Expect(*ws.Spec.Started).To(BeTrue())
@@ -62,13 +62,13 @@ var _ = Describe("Workspace webhooks", func() {
 		Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 1))
 
 		list := &idev1alpha1.WorkspaceList{}
-		Expect(k8sClient.List(ctx, list, client.MatchingLabels{idev1alpha1.UserLabel: "alice"})).To(Succeed())
+		Expect(suite.Client.List(suite.Ctx, list, client.MatchingLabels{idev1alpha1.UserLabel: "alice"})).To(Succeed())
 		Expect(list.Items).To(HaveLen(1))
 	})
 
 	DescribeTable("should reject bad input with field errors",
 		func(name, spec string, fields ...string) {
-			err := k8sClient.Create(ctx, workspaceJSON(name, spec))
+			err := suite.Client.Create(suite.Ctx, workspaceJSON(name, spec))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(denied))
 			Expect(testenv.Causes(err)).To(ConsistOf(fields))
@@ -82,32 +82,32 @@ var _ = Describe("Workspace webhooks", func() {
 	)
 
 	It("should name the field of a CPU quantity that does not parse, never reaching the reconciler", func() {
-		err := k8sClient.Create(ctx, workspaceJSON("bad-cpu", `{"resources":{"limits":{"cpu":"two cores"}}}`))
+		err := suite.Client.Create(suite.Ctx, workspaceJSON("bad-cpu", `{"resources":{"limits":{"cpu":"two cores"}}}`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(testenv.Causes(err)).To(ConsistOf("spec.resources.limits[cpu]"))
 	})
 
 	It("should reject port 65536 in the schema, and take port 0 as the default", func() {
-		err := k8sClient.Create(ctx, workspaceJSON("port-high", `{"port":65536}`))
+		err := suite.Client.Create(suite.Ctx, workspaceJSON("port-high", `{"port":65536}`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(err.Error()).To(ContainSubstring("spec.port"))
 
 		u := workspaceJSON("port-zero", `{"port":0}`)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		ws := &idev1alpha1.Workspace{}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ws)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ws)).To(Succeed())
 		Expect(ws.Spec.Port).To(Equal(int32(8080)))
 	})
 
 	DescribeTable("should keep the home volume's size, class and mount path",
 		func(name, patch, message string) {
 			u := workspaceJSON(name, `{"storage":{"size":"5Gi","storageClassName":"standard"}}`)
-			Expect(k8sClient.Create(ctx, u)).To(Succeed())
-			err := k8sClient.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)))
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+			err := suite.Client.Patch(suite.Ctx, u, client.RawPatch(types.MergePatchType, []byte(patch)))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(message))
 			ws := &idev1alpha1.Workspace{}
-			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), ws)).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ws)).To(Succeed())
 			Expect(ws.Spec.Storage.Size.String()).To(Equal("5Gi"))
 			Expect(*ws.Spec.Storage.StorageClassName).To(Equal("standard"))
 			Expect(ws.Spec.Storage.MountPath).To(Equal("/home/coder"))
@@ -119,7 +119,7 @@ var _ = Describe("Workspace webhooks", func() {
 
 	It("should let a workspace be stopped and started", func() {
 		u := workspaceJSON("toggle", `{}`)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
-		Expect(k8sClient.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":false}}`)))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+		Expect(suite.Client.Patch(suite.Ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":false}}`)))).To(Succeed())
 	})
 })

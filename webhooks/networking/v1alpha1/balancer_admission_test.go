@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/testenv"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func balancerJSON(name, spec string) *unstructured.Unstructured {
@@ -50,9 +50,9 @@ var _ = Describe("Balancer webhooks", func() {
 	It("should fill in the defaults through the mutating webhook", func() {
 		mBefore, vBefore := webhookRequests(mutatePath), webhookRequests(validatePath)
 		u := balancerJSON("defaults", `{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"dns","protocol":"UDP","port":53}]}`)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		b := &networkingv1alpha1.Balancer{}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), b)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), b)).To(Succeed())
 		Expect(*b.Spec.Replicas).To(Equal(int32(1)))
 		Expect(b.Spec.Image).To(Equal(networkingv1alpha1.BalancerDefaultImage))
 		Expect(string(b.Spec.ServiceType)).To(Equal("ClusterIP"))
@@ -66,7 +66,7 @@ var _ = Describe("Balancer webhooks", func() {
 	// is refused by the validating webhook with a field error.
 	DescribeTable("should reject bad input with field errors",
 		func(name, spec string, fields ...string) {
-			err := k8sClient.Create(ctx, balancerJSON(name, spec))
+			err := suite.Client.Create(suite.Ctx, balancerJSON(name, spec))
 			Expect(err).To(HaveOccurred())
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(denied))
@@ -87,7 +87,7 @@ var _ = Describe("Balancer webhooks", func() {
 	)
 
 	It("should name the field of a resource quantity that does not parse", func() {
-		err := k8sClient.Create(ctx, balancerJSON("bad-quantity",
+		err := suite.Client.Create(suite.Ctx, balancerJSON("bad-quantity",
 			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80}],"resources":{"limits":{"memory":"lots"}}}`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(testenv.Causes(err)).To(ConsistOf("spec.resources.limits[memory]"))
@@ -97,7 +97,7 @@ var _ = Describe("Balancer webhooks", func() {
 	// hold without the webhook; the API server answers before calling it.
 	DescribeTable("should reject what the CRD schema already refuses",
 		func(name, spec, message string) {
-			err := k8sClient.Create(ctx, balancerJSON(name, spec))
+			err := suite.Client.Create(suite.Ctx, balancerJSON(name, spec))
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 			Expect(err.Error()).To(ContainSubstring(message))
 		},
@@ -122,14 +122,14 @@ var _ = Describe("Balancer webhooks", func() {
 
 	It("should reject an update that breaks a rule, and keep the stored object", func() {
 		u := balancerJSON("update", valid)
-		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		b := &networkingv1alpha1.Balancer{}
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), b)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), b)).To(Succeed())
 		b.Spec.Backends[1].Selector = map[string]string{"version": "not valid"}
-		err := k8sClient.Update(ctx, b)
+		err := suite.Client.Update(suite.Ctx, b)
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring(denied))
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), b)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), b)).To(Succeed())
 		Expect(b.Spec.Backends[1].Selector).To(Equal(map[string]string{"version": "v2"}))
 	})
 })

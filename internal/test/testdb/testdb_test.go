@@ -3,7 +3,7 @@ package testdb_test
 import (
 	"testing"
 
-	"github.com/kubeforge/kubeforge/internal/testdb"
+	"github.com/kubeforge/kubeforge/internal/test/testdb"
 )
 
 func TestServersStartStopStart(t *testing.T) {

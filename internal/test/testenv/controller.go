@@ -27,12 +27,12 @@ import (
 
 // StartController runs a manager on the test control plane the way the
 // operator runs one: its cache holds the owned types only with kubeforge's
-// label and without managedFields. Writes go through a CountingClient,
+// label and without managedFields, for the controller's Types. Writes go through a CountingClient,
 // which setup gets along with an engine that writes through it, to build
 // and register the reconciler. The manager runs until ctx ends.
-func (e *Env) StartController(ctx context.Context, owned []client.Object,
+func (e *Env) StartController(ctx context.Context, types engine.Types,
 	setup func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error) (*CountingClient, error) {
-	mgr, err := e.NewManager(ctrl.Options{Cache: engine.CacheOptions(engine.CacheSettings{}, owned...)})
+	mgr, err := e.NewManager(ctrl.Options{Cache: engine.CacheOptions(engine.CacheSettings{}, engine.Cached(types)...)})
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/platform"
-	"github.com/kubeforge/kubeforge/internal/testdb"
+	"github.com/kubeforge/kubeforge/internal/test/testdb"
 )
 
 // dbPlatform has three components: api and worker with a database, web
@@ -47,7 +47,7 @@ func dbPlatform(name, engine string) *appsv1alpha1.Platform {
 	}
 	if engine == testdb.PostgreSQL {
 		ca := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-ca", Namespace: "default"}, Data: map[string][]byte{"ca.crt": s.CACert}}
-		Expect(k8sClient.Create(ctx, ca)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, ca)).To(Succeed())
 		db.TLS = appsv1alpha1.DatabaseTLS{Mode: appsv1alpha1.DatabaseTLSVerifyFull, CASecretRef: &corev1.LocalObjectReference{Name: name + "-ca"}}
 	}
 	p := newPlatform(name, "1.0.0",
@@ -62,24 +62,24 @@ func dbPlatform(name, engine string) *appsv1alpha1.Platform {
 func adminSecret(name, user, password string) {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Data: map[string][]byte{"username": []byte(user), "password": []byte(password)}}
-	Expect(k8sClient.Create(ctx, s)).To(Succeed())
+	Expect(suite.Client.Create(suite.Ctx, s)).To(Succeed())
 }
 
 func setAdminPassword(name, password string) {
 	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		s := &corev1.Secret{}
-		if err := k8sClient.Get(ctx, key(name), s); err != nil {
+		if err := suite.Client.Get(suite.Ctx, key(name), s); err != nil {
 			return err
 		}
 		s.Data["password"] = []byte(password)
-		return k8sClient.Update(ctx, s)
+		return suite.Client.Update(suite.Ctx, s)
 	})).To(Succeed())
 }
 
 // credentials reads a component's database Secret.
 func credentials(g Gomega, name string) map[string]string {
 	s := &corev1.Secret{}
-	g.Expect(k8sClient.Get(ctx, key(name), s)).To(Succeed())
+	g.Expect(suite.Client.Get(suite.Ctx, key(name), s)).To(Succeed())
 	out := map[string]string{"resourceVersion": s.ResourceVersion}
 	for k, v := range s.Data {
 		out[k] = string(v)
@@ -98,7 +98,7 @@ func databaseCondition(name string) func(g Gomega) metav1.Condition {
 
 func deploymentOf(g Gomega, name string) *appsv1.Deployment {
 	d := &appsv1.Deployment{}
-	g.Expect(k8sClient.Get(ctx, key(name), d)).To(Succeed())
+	g.Expect(suite.Client.Get(suite.Ctx, key(name), d)).To(Succeed())
 	return d
 }
 
@@ -111,7 +111,7 @@ var _ = Describe("Platform databases", func() {
 
 			It("should give each component its own database and user, hand them over from a Secret, and rotate a password", func() {
 				n := name("iso")
-				Expect(k8sClient.Create(ctx, dbPlatform(n, engine))).To(Succeed())
+				Expect(suite.Client.Create(suite.Ctx, dbPlatform(n, engine))).To(Succeed())
 
 				Eventually(databaseCondition(n)).Should(And(
 					HaveField("Status", metav1.ConditionTrue), HaveField("Reason", platform.ReasonProvisioned)))
@@ -157,7 +157,7 @@ var _ = Describe("Platform databases", func() {
 				Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 					p := getPlatform(n)(Default)
 					p.Annotations = map[string]string{appsv1alpha1.RotateDatabasePasswordAnnotation: "api"}
-					return k8sClient.Update(ctx, p)
+					return suite.Client.Update(suite.Ctx, p)
 				})).To(Succeed())
 				var rotated map[string]string
 				Eventually(func(g Gomega) {
@@ -179,7 +179,7 @@ var _ = Describe("Platform databases", func() {
 				Expect(s.Exec(worker["username"], worker["password"], worker["database"], "SELECT * FROM jobs")).To(Succeed())
 
 				By("deleting the Platform without dropOnDelete: the databases stay")
-				Expect(k8sClient.Delete(ctx, getPlatform(n)(Default))).To(Succeed())
+				Expect(suite.Client.Delete(suite.Ctx, getPlatform(n)(Default))).To(Succeed())
 				Eventually(gone(&appsv1alpha1.Platform{}, n)).Should(BeTrue())
 				Expect(s.Databases()).To(ContainElements(api["database"], worker["database"]))
 				Expect(s.Exec(worker["username"], worker["password"], worker["database"], "SELECT * FROM jobs")).To(Succeed())
@@ -189,7 +189,7 @@ var _ = Describe("Platform databases", func() {
 				n := name("drop")
 				p := dbPlatform(n, engine)
 				p.Spec.Database.DropOnDelete = true
-				Expect(k8sClient.Create(ctx, p)).To(Succeed())
+				Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
 				Eventually(databaseCondition(n)).Should(HaveField("Status", metav1.ConditionTrue))
 				Eventually(func(g Gomega) []string { return getPlatform(n)(g).Finalizers }).Should(ContainElement(appsv1alpha1.DatabaseFinalizer))
 				api := credentials(Default, n+"-api-db")
@@ -203,7 +203,7 @@ var _ = Describe("Platform databases", func() {
 						Expect(s.Start()).To(Succeed())
 					}
 				})
-				Expect(k8sClient.Delete(ctx, getPlatform(n)(Default))).To(Succeed())
+				Expect(suite.Client.Delete(suite.Ctx, getPlatform(n)(Default))).To(Succeed())
 				Eventually(databaseCondition(n)).Should(And(
 					HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "ServerUnreachable"),
 					HaveField("Message", ContainSubstring("dropOnDelete"))))
@@ -223,20 +223,20 @@ var _ = Describe("Platform databases", func() {
 			It("should report a wrong admin password and a stopped server, start the other components, and recover without help", func() {
 				n := name("fail")
 				p := dbPlatform(n, engine)
-				Expect(k8sClient.Create(ctx, p)).To(Succeed())
+				Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
 				Eventually(databaseCondition(n)).Should(HaveField("Status", metav1.ConditionTrue))
 
 				By("a new Platform whose admin password is wrong")
 				m := name("auth")
 				q := dbPlatform(m, engine)
-				Expect(k8sClient.Create(ctx, q)).To(Succeed())
+				Expect(suite.Client.Create(suite.Ctx, q)).To(Succeed())
 				setAdminPassword(m+"-admin", "not-the-password")
 				// The first reconcile may have provisioned with the right
 				// one; a rotation makes it log in again.
 				Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 					p := getPlatform(m)(Default)
 					p.Annotations = map[string]string{appsv1alpha1.RotateDatabasePasswordAnnotation: "api"}
-					return k8sClient.Update(ctx, p)
+					return suite.Client.Update(suite.Ctx, p)
 				})).To(Succeed())
 				Eventually(databaseCondition(m)).Should(And(
 					HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "AuthenticationFailed")))
@@ -254,7 +254,7 @@ var _ = Describe("Platform databases", func() {
 					}
 				})
 				o := name("down")
-				Expect(k8sClient.Create(ctx, dbPlatform(o, engine))).To(Succeed())
+				Expect(suite.Client.Create(suite.Ctx, dbPlatform(o, engine))).To(Succeed())
 				Eventually(databaseCondition(o)).Should(And(
 					HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "ServerUnreachable")))
 				// web has no database: it is deployed; api and worker wait for theirs.
@@ -277,7 +277,7 @@ var _ = Describe("Platform databases", func() {
 		s := dbServers[testdb.MariaDB]
 		p := dbPlatform("dbhostile", testdb.MariaDB)
 		p.Spec.Components[0].Database.Name = "x`; DROP DATABASE mysql; --"
-		Expect(k8sClient.Create(ctx, p)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
 		Eventually(func(g Gomega) string {
 			c := meta.FindStatusCondition(getPlatform("dbhostile")(g).Status.Conditions, "Ready")
 			g.Expect(c).NotTo(BeNil())
@@ -287,38 +287,38 @@ var _ = Describe("Platform databases", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(dbs).To(ContainElement("mysql"))
 		Expect(dbs).NotTo(ContainElement(ContainSubstring("DROP")))
-		Expect(k8sClient.Get(ctx, key("dbhostile-api-db"), &corev1.Secret{})).NotTo(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("dbhostile-api-db"), &corev1.Secret{})).NotTo(Succeed())
 	})
 
 	It("should let a Platform with dropOnDelete but no database component go without reaching the server", func() {
 		p := newPlatform("dbnone", "1.0.0", appsv1alpha1.PlatformComponent{Name: "web"})
 		p.Spec.Database = &appsv1alpha1.PlatformDatabase{Engine: appsv1alpha1.DatabasePostgreSQL, Host: "127.0.0.1", Port: 1,
 			AdminSecretRef: corev1.LocalObjectReference{Name: "nowhere"}, DropOnDelete: true}
-		Expect(k8sClient.Create(ctx, p)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
 		Eventually(func(g Gomega) []string { return getPlatform("dbnone")(g).Finalizers }).Should(ContainElement(appsv1alpha1.DatabaseFinalizer))
 		Expect(meta.FindStatusCondition(getPlatform("dbnone")(Default).Status.Conditions, appsv1alpha1.DatabaseConditionType)).To(BeNil())
-		Expect(k8sClient.Delete(ctx, getPlatform("dbnone")(Default))).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, getPlatform("dbnone")(Default))).To(Succeed())
 		Eventually(gone(&appsv1alpha1.Platform{}, "dbnone")).Should(BeTrue())
 	})
 
 	It("should make no write at rest with databases", func() {
 		n := "dbrest"
-		Expect(k8sClient.Create(ctx, dbPlatform(n, testdb.PostgreSQL))).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, dbPlatform(n, testdb.PostgreSQL))).To(Succeed())
 		Eventually(databaseCondition(n)).Should(HaveField("Status", metav1.ConditionTrue))
 		Eventually(func(g Gomega) {
 			d := deploymentOf(g, n+"-api")
 			g.Expect(d.Spec.Template.Annotations).To(HaveKey(appsv1alpha1.DatabaseSecretVersionAnnotation))
 		}).Should(Succeed())
 		settled()
-		counting.Reset()
+		suite.Counting.Reset()
 		// Reconciles with nothing new: the provisioning is remembered, the
 		// Secrets and workloads match; the databases are checked again later.
 		for range 3 {
-			res, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key(n)})
+			res, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key(n)})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res).To(Equal(ctrl.Result{RequeueAfter: platform.DatabaseRecheck}))
 		}
-		Expect(counting.Writes()).To(BeEmpty())
-		Consistently(counting.Writes, "2s").Should(BeEmpty())
+		Expect(suite.Counting.Writes()).To(BeEmpty())
+		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
 	})
 })

@@ -48,7 +48,7 @@ const EventuallyTimeout = 20 * time.Second
 // RepoRoot is the root of the kubeforge checkout.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Env is a running envtest control plane.
