@@ -31,10 +31,7 @@ import (
 var suite = &testenv.ControllerSuite[*balancer.Reconciler]{}
 
 func TestBalancerController(t *testing.T) {
-	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*balancer.Reconciler]{
-		Name: "Balancer controller", Options: testenv.Options{CRDs: true}, Types: balancer.Types,
-		New: func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *balancer.Reconciler {
-			return &balancer.Reconciler{Client: c, Engine: eng}
-		},
+	testenv.RunController(t, suite, balancer.Types, func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *balancer.Reconciler {
+		return &balancer.Reconciler{Client: c, Engine: eng}
 	})
 }

@@ -32,10 +32,7 @@ import (
 var suite = &testenv.ControllerSuite[*kubernetescluster.Reconciler]{}
 
 func TestKubernetesClusterController(t *testing.T) {
-	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*kubernetescluster.Reconciler]{
-		Name: "KubernetesCluster controller", Options: testenv.Options{CRDs: true}, Types: kubernetescluster.Types,
-		New: func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *kubernetescluster.Reconciler {
-			return &kubernetescluster.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
-		},
+	testenv.RunController(t, suite, kubernetescluster.Types, func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *kubernetescluster.Reconciler {
+		return &kubernetescluster.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
 	})
 }

@@ -37,28 +37,29 @@ var suite = &testenv.ControllerSuite[*platform.Reconciler]{}
 var dbServers = map[string]*testdb.Server{}
 
 func TestPlatformController(t *testing.T) {
-	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*platform.Reconciler]{
-		Name: "Platform controller", Options: testenv.Options{CRDs: true}, Types: platform.Types,
-		New: func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *platform.Reconciler {
-			return &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
-		},
-		Before: func() error {
-			for _, engine := range []string{testdb.MariaDB, testdb.PostgreSQL} {
-				s, err := testdb.Start(engine)
-				if err != nil {
-					return err
-				}
-				dbServers[engine] = s
-			}
-			return nil
-		},
-		After: func() error {
-			for _, s := range dbServers {
-				if err := s.Close(); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	})
+	testenv.RunController(t, suite, platform.Types, func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *platform.Reconciler {
+		return &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
+	}, testenv.Around(startDatabases, stopDatabases))
+}
+
+// startDatabases starts a MariaDB and a PostgreSQL server on loopback.
+func startDatabases() error {
+	for _, engine := range []string{testdb.MariaDB, testdb.PostgreSQL} {
+		s, err := testdb.Start(engine)
+		if err != nil {
+			return err
+		}
+		dbServers[engine] = s
+	}
+	return nil
+}
+
+// stopDatabases stops them.
+func stopDatabases() error {
+	for _, s := range dbServers {
+		if err := s.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

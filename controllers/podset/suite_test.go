@@ -31,10 +31,7 @@ import (
 var suite = &testenv.ControllerSuite[*podset.Reconciler]{}
 
 func TestPodSetController(t *testing.T) {
-	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*podset.Reconciler]{
-		Name: "PodSet controller", Options: testenv.Options{CRDs: true}, Types: podset.Types,
-		New: func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *podset.Reconciler {
-			return &podset.Reconciler{Client: c, Engine: eng}
-		},
+	testenv.RunController(t, suite, podset.Types, func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *podset.Reconciler {
+		return &podset.Reconciler{Client: c, Engine: eng}
 	})
 }

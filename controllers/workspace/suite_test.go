@@ -32,10 +32,7 @@ import (
 var suite = &testenv.ControllerSuite[*workspace.Reconciler]{}
 
 func TestWorkspaceController(t *testing.T) {
-	testenv.RunController(t, suite, testenv.ControllerSuiteInput[*workspace.Reconciler]{
-		Name: "Workspace controller", Options: testenv.Options{CRDs: true, CertManagerCRDs: true}, Types: workspace.Types(true),
-		New: func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *workspace.Reconciler {
-			return &workspace.Reconciler{CertManager: true, Client: c, Engine: eng}
-		},
-	})
+	testenv.RunController(t, suite, workspace.Types(true), func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *workspace.Reconciler {
+		return &workspace.Reconciler{CertManager: true, Client: c, Engine: eng}
+	}, testenv.WithCertManagerCRDs())
 }

@@ -95,37 +95,48 @@ type ControllerSuite[R Reconciler] struct {
 	Ctx context.Context
 }
 
-// ControllerSuiteInput says what a controller suite runs.
-type ControllerSuiteInput[R Reconciler] struct {
-	Name    string
-	Options Options
-	// Types are the controller's types: the manager's cache holds them as
-	// the operator's does.
-	Types engine.Types
-	// New builds the reconciler on the manager's clients: c counts writes,
-	// eng writes through it.
-	New func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) R
-	// Before and After, when set, run before the controller starts and
-	// after it stopped (a database server the specs use).
-	Before, After func() error
+// SuiteOption changes what a controller suite starts.
+type SuiteOption func(*controllerSuite)
+
+type controllerSuite struct {
+	options       Options
+	before, after func() error
 }
 
-// RunController runs a controller's envtest suite into s: the control
-// plane, then the controller in a manager (StartController), the specs,
+// WithCertManagerCRDs installs cert-manager's CRDs too.
+func WithCertManagerCRDs() SuiteOption {
+	return func(c *controllerSuite) { c.options.CertManagerCRDs = true }
+}
+
+// Around runs before before the controller starts and after after it
+// stopped (a database server the specs use).
+func Around(before, after func() error) SuiteOption {
+	return func(c *controllerSuite) { c.before, c.after = before, after }
+}
+
+// RunController runs a controller's envtest suite, named after the test,
+// into s: the control plane with the CRDs, the controller that newR builds
+// on a manager whose cache holds types as the operator's does (newR gets
+// the counting client c and an engine writing through it), the specs,
 // and everything stopped.
-func RunController[R Reconciler](t *testing.T, s *ControllerSuite[R], in ControllerSuiteInput[R]) {
+func RunController[R Reconciler](t *testing.T, s *ControllerSuite[R], types engine.Types,
+	newR func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) R, opts ...SuiteOption) {
 	t.Helper()
+	in := controllerSuite{options: Options{CRDs: true}}
+	for _, o := range opts {
+		o(&in)
+	}
 	Run(t, Suite{
-		Name: in.Name, Options: in.Options, Teardown: in.After,
+		Name: t.Name(), Options: in.options, Teardown: in.after,
 		Setup: func(ctx context.Context, env *Env) (err error) {
 			s.Env, s.Client, s.Ctx = env, env.Client, ctx
-			if in.Before != nil {
-				if err := in.Before(); err != nil {
+			if in.before != nil {
+				if err := in.before(); err != nil {
 					return err
 				}
 			}
-			s.Counting, err = env.StartController(ctx, in.Types, func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
-				s.Reconciler = in.New(mgr, c, eng)
+			s.Counting, err = env.StartController(ctx, types, func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error {
+				s.Reconciler = newR(mgr, c, eng)
 				return s.Reconciler.SetupWithManager(mgr)
 			})
 			return err
@@ -142,13 +153,13 @@ type WebhookSuite struct {
 	Ctx context.Context
 }
 
-// RunWebhooks runs a webhook suite into s: the control plane with the
+// RunWebhooks runs a webhook suite, named after the test, into s: the control plane with the
 // CRDs and webhook configurations, the webhooks that setups register
 // served where the API server calls them, the specs.
-func RunWebhooks(t *testing.T, s *WebhookSuite, name string, setups ...func(ctrl.Manager) error) {
+func RunWebhooks(t *testing.T, s *WebhookSuite, setups ...func(ctrl.Manager) error) {
 	t.Helper()
 	Run(t, Suite{
-		Name: name, Options: Options{CRDs: true, Webhooks: true},
+		Name: t.Name(), Options: Options{CRDs: true, Webhooks: true},
 		Setup: func(ctx context.Context, env *Env) error {
 			s.Env, s.Client, s.Ctx = env, env.Client, ctx
 			return env.StartWebhooks(ctx, setups...)

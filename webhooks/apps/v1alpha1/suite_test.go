@@ -26,5 +26,5 @@ import (
 var suite = &testenv.WebhookSuite{}
 
 func TestWebhooks(t *testing.T) {
-	testenv.RunWebhooks(t, suite, "apps.kubeforge.io webhooks", webhooks.SetupPodSetWebhookWithManager, webhooks.SetupPlatformWebhookWithManager)
+	testenv.RunWebhooks(t, suite, webhooks.SetupPodSetWebhookWithManager, webhooks.SetupPlatformWebhookWithManager)
 }

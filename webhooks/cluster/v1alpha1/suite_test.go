@@ -26,5 +26,5 @@ import (
 var suite = &testenv.WebhookSuite{}
 
 func TestWebhooks(t *testing.T) {
-	testenv.RunWebhooks(t, suite, "cluster.kubeforge.io webhooks", webhooks.SetupKubernetesClusterWebhookWithManager)
+	testenv.RunWebhooks(t, suite, webhooks.SetupKubernetesClusterWebhookWithManager)
 }

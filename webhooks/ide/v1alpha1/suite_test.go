@@ -26,5 +26,5 @@ import (
 var suite = &testenv.WebhookSuite{}
 
 func TestWebhooks(t *testing.T) {
-	testenv.RunWebhooks(t, suite, "ide.kubeforge.io webhooks", webhooks.SetupWorkspaceWebhookWithManager)
+	testenv.RunWebhooks(t, suite, webhooks.SetupWorkspaceWebhookWithManager)
 }

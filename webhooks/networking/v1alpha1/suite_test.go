@@ -26,5 +26,5 @@ import (
 var suite = &testenv.WebhookSuite{}
 
 func TestWebhooks(t *testing.T) {
-	testenv.RunWebhooks(t, suite, "networking.kubeforge.io webhooks", webhooks.SetupBalancerWebhookWithManager)
+	testenv.RunWebhooks(t, suite, webhooks.SetupBalancerWebhookWithManager)
 }
