@@ -286,7 +286,7 @@ func main() {
 		os.Exit(1)
 	}
 
-	eng := &engine.Engine{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
+	eng := &engine.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
 	for _, k := range ks {
 		if err := k.controller(mgr, eng); err != nil {
 			setupLog.Error(err, "Unable to create controller", "controller", k.name)

@@ -29,7 +29,6 @@ import (
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
-	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
@@ -108,7 +107,6 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 	res, err := r.Engine.Apply(ctx, b, DesiredObjects(b, conf), Types.Owned...)
 	if err != nil {
 		o.applyErr = err
-		r.Engine.Warn(b, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, fmt.Errorf("applying Balancer objects: %w", err)
 	}
 

@@ -291,4 +291,43 @@ var _ = Describe("Balancer Controller", func() {
 		}).Should(ContainElement(conditions.ReasonInvalidSpec))
 		Expect(apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("invalid-proxy"), &appsv1.Deployment{}))).To(BeTrue())
 	})
+
+	It("should leave a ConfigMap the user made under the proxy's name as it was, and report the conflict", func() {
+		// The user's own ConfigMap, made before the Balancer: no labels, no owner.
+		mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lb-proxy", Namespace: "default"}, Data: map[string]string{"keep": "me"}}
+		Expect(suite.Client.Create(suite.Ctx, mine)).To(Succeed())
+		before := &corev1.ConfigMap{}
+		Expect(suite.Client.Get(suite.Ctx, key("lb-proxy"), before)).To(Succeed())
+
+		Expect(suite.Client.Create(suite.Ctx, newBalancer("lb", 1))).To(Succeed())
+		Eventually(condition("lb", conditions.Degraded)).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", conditions.ReasonNameConflict),
+			HaveField("Message", ContainSubstring("ConfigMap/lb-proxy exists and was not created by this Balancer")),
+		))
+		Eventually(func(g Gomega) []string {
+			events := &eventsv1.EventList{}
+			g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
+			var reasons []string
+			for _, e := range events.Items {
+				if e.Regarding.Name == "lb" && e.Type == corev1.EventTypeWarning {
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			return reasons
+		}).Should(ContainElement(conditions.ReasonNameConflict))
+		// It goes on with what it can: the backend Service is there.
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("lb-v1"), &corev1.Service{}) }).Should(Succeed())
+
+		after := &corev1.ConfigMap{}
+		Expect(suite.Client.Get(suite.Ctx, key("lb-proxy"), after)).To(Succeed())
+		Expect(after).To(Equal(before), "not changed, not labelled, not owned")
+
+		Expect(suite.Client.Delete(suite.Ctx, getBalancer("lb")(Default))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("lb"), &networkingv1alpha1.Balancer{}))
+		}).Should(BeTrue())
+		Expect(suite.Client.Get(suite.Ctx, key("lb-proxy"), after)).To(Succeed())
+		Expect(after).To(Equal(before), "still there after the Balancer went")
+	})
 })

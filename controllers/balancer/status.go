@@ -23,6 +23,7 @@ import (
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
@@ -112,7 +113,7 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
 		return
 	case o.applyErr != nil:
-		conds.Failed(conditions.ReasonApplyFailed, o.applyErr)
+		conds.Failed(engine.FailureReason(o.applyErr), o.applyErr)
 		return
 	}
 

@@ -151,6 +151,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	}
 
 	if _, err := r.Engine.Apply(ctx, kc, StaticObjects(kc)); err != nil {
+		o.applyErr = err
 		return o, fmt.Errorf("applying the installer's ServiceAccount, Role and kubeconfig Secret: %w", err)
 	}
 
@@ -205,6 +206,7 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	// The Job first, the status after: a crash in between finds the Job
 	// under the same name on the next reconcile, never starts a second.
 	if _, err := r.Engine.Apply(ctx, kc, append(StaticObjects(kc), objs...)); err != nil {
+		o.applyErr = err
 		return o, fmt.Errorf("starting operation %s: %w", op.ID, err)
 	}
 	kc.Status.OperationCount = seq

@@ -354,4 +354,20 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(suite.Counting.Writes()).To(BeEmpty(), fmt.Sprint(suite.Counting.Writes()))
 		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
 	})
+
+	It("should leave a user's Secret named like its kubeconfig Secret alone, report the conflict and start nothing", func() {
+		mine := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "mine-kubeconfig", Namespace: "default"},
+			Data: map[string][]byte{"admin.conf": []byte("the user's own")}}
+		Expect(suite.Client.Create(suite.Ctx, mine)).To(Succeed())
+		newCluster("mine")
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getCluster("mine")(g).Status.Conditions, conditions.Degraded)
+		}).Should(And(Not(BeNil()), HaveField("Reason", conditions.ReasonNameConflict),
+			HaveField("Message", ContainSubstring("Secret/mine-kubeconfig exists and was not created by this KubernetesCluster"))))
+		Consistently(jobs("mine"), "2s").Should(BeEmpty())
+		got := &corev1.Secret{}
+		Expect(suite.Client.Get(suite.Ctx, key("mine-kubeconfig"), got)).To(Succeed())
+		Expect(got.ResourceVersion).To(Equal(mine.ResourceVersion), "not written")
+		Expect(got.OwnerReferences).To(BeEmpty())
+	})
 })

@@ -25,6 +25,7 @@ import (
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
 // Reasons specific to KubernetesClusters.
@@ -141,6 +142,8 @@ type observed struct {
 	blocked error
 	// invalid is the spec's validation error.
 	invalid error
+	// applyErr is the error of applying the cluster's objects.
+	applyErr error
 }
 
 // computeStatus sets phase and conditions from the status's operation
@@ -187,6 +190,8 @@ func computeStatus(kc *clusterv1alpha1.KubernetesCluster, o observed) {
 	}
 
 	switch {
+	case o.applyErr != nil:
+		set(conditions.Degraded, true, engine.FailureReason(o.applyErr), o.applyErr.Error())
 	case failed:
 		set(conditions.Degraded, true, cmp.Or(last.Reason, ReasonOperationFailed), fmt.Sprintf("Operation %s failed: %s", last.ID, last.Message))
 	case blocked != nil:

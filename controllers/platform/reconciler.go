@@ -203,7 +203,6 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	}
 	if _, err := r.Engine.Apply(ctx, p, desired, Types.Owned...); err != nil {
 		o.apply = err
-		r.Engine.Warn(p, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, errors.Join(fmt.Errorf("applying Platform objects: %w", err), dbErr)
 	}
 	return o, dbErr

@@ -271,6 +271,8 @@ func PVC(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev1.Pe
 		ObjectMeta: objectMeta(p, c, PVCName(p, c)),
 		Spec:       claimSpec(c.Storage),
 	}
+	// Kept for this Platform's component: only it takes a retained claim back.
+	engine.Claim(pvc, "component="+c.Name)
 	if c.Storage.ReclaimPolicy != "Delete" {
 		engine.Retain(pvc)
 	}

@@ -25,6 +25,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
@@ -152,7 +153,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 	switch {
 	case o.apply != nil:
 		st.Phase = appsv1alpha1.PlatformDegraded
-		conds.Failed(conditions.ReasonApplyFailed, o.apply)
+		conds.Failed(engine.FailureReason(o.apply), o.apply)
 		return
 	case o.db.configured && !o.db.ready:
 		set(conditions.Degraded, true, o.db.reason, o.db.message)

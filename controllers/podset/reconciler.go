@@ -28,7 +28,6 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
-	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
@@ -92,7 +91,6 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, inv
 	res, err := r.Engine.Apply(ctx, ps, DesiredObjects(ps), Types.Owned...)
 	if err != nil {
 		o.applyErr = err
-		r.Engine.Warn(ps, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, fmt.Errorf("applying PodSet objects: %w", err)
 	}
 

@@ -23,6 +23,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
@@ -77,7 +78,7 @@ func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
 		return
 	case o.applyErr != nil:
-		conds.Failed(conditions.ReasonApplyFailed, o.applyErr)
+		conds.Failed(engine.FailureReason(o.applyErr), o.applyErr)
 		return
 	case d == nil:
 		conds.Set(conditions.Ready, false, ReasonDeploymentAbsent, "The Deployment does not exist yet")

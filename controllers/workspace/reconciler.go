@@ -34,7 +34,6 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
-	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
 )
@@ -158,7 +157,6 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 	o.missingTLS = ws.Spec.Ingress != nil && ws.Spec.Ingress.TLS != nil && !r.CertManager
 	if _, err := r.Engine.Apply(ctx, ws, DesiredObjects(ws, r.CertManager), Types(r.CertManager).Owned...); err != nil {
 		o.applyErr = err
-		r.Engine.Warn(ws, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 		return o, res, fmt.Errorf("applying Workspace objects: %w", err)
 	}
 

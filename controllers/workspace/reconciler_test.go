@@ -273,4 +273,54 @@ var _ = Describe("Workspace Controller", func() {
 		Eventually(warningOrEvent("invalid", conditions.ReasonInvalidSpec)).Should(ContainElement(conditions.ReasonInvalidSpec))
 		Expect(podGone("invalid")()).To(BeTrue())
 	})
+
+	It("should leave a Service the user made under the Workspace's name as it was, and report the conflict", func() {
+		mine := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: "default"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "mine", Port: 9999}}}}
+		Expect(suite.Client.Create(suite.Ctx, mine)).To(Succeed())
+		before := &corev1.Service{}
+		Expect(suite.Client.Get(suite.Ctx, key("taken"), before)).To(Succeed())
+
+		Expect(suite.Client.Create(suite.Ctx, newWorkspace("taken"))).To(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getWorkspace("taken")(g).Status.Conditions, conditions.Degraded)
+		}).Should(And(Not(BeNil()),
+			HaveField("Reason", conditions.ReasonNameConflict),
+			HaveField("Message", ContainSubstring("Service/taken exists and was not created by this Workspace"))))
+		after := &corev1.Service{}
+		Expect(suite.Client.Get(suite.Ctx, key("taken"), after)).To(Succeed())
+		Expect(after).To(Equal(before), "not changed, not labelled, not owned")
+	})
+
+	It("should not give a retained home to another user's Workspace of the same name", func() {
+		ws := newWorkspace("home")
+		ws.Spec.Storage.ReclaimPolicy = idev1alpha1.ReclaimRetain
+		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
+		pvc := &corev1.PersistentVolumeClaim{}
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("home-home"), pvc) }).Should(Succeed())
+		Expect(pvc.Annotations).To(HaveKeyWithValue("kubeforge.io/retained-for", "Workspace/home/user=alice"))
+		Expect(suite.Client.Delete(suite.Ctx, getWorkspace("home")(Default))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("home"), &idev1alpha1.Workspace{}))
+		}).Should(BeTrue())
+		Expect(suite.Client.Get(suite.Ctx, key("home-home"), pvc)).To(Succeed())
+		before := pvc.ResourceVersion
+		// envtest has no garbage collector: play it for alice's Pod.
+		Expect(client.IgnoreNotFound(suite.Client.Delete(suite.Ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "home", Namespace: "default"}},
+			client.GracePeriodSeconds(0)))).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("home"), &corev1.Pod{})) }).Should(BeTrue())
+
+		bobs := newWorkspace("home")
+		bobs.Spec.User = "bob"
+		bobs.Spec.Storage.ReclaimPolicy = idev1alpha1.ReclaimRetain
+		Expect(suite.Client.Create(suite.Ctx, bobs)).To(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getWorkspace("home")(g).Status.Conditions, conditions.Degraded)
+		}).Should(And(Not(BeNil()), HaveField("Reason", conditions.ReasonNameConflict)))
+		Expect(suite.Client.Get(suite.Ctx, key("home-home"), pvc)).To(Succeed())
+		Expect(pvc.ResourceVersion).To(Equal(before), "alice's home is not touched")
+		Consistently(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("home"), &corev1.Pod{}))
+		}, "2s").Should(BeTrue(), "no Pod of bob's mounts alice's home")
+	})
 })

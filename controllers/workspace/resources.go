@@ -91,6 +91,9 @@ func PVC(ws *idev1alpha1.Workspace) *corev1.PersistentVolumeClaim {
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 		},
 	}
+	// Kept for this Workspace's user: another user's Workspace of the same
+	// name never mounts this home.
+	engine.Claim(pvc, "user="+ws.Spec.User)
 	if ws.Spec.Storage.ReclaimPolicy == idev1alpha1.ReclaimRetain {
 		engine.Retain(pvc)
 	}

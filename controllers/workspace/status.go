@@ -25,6 +25,7 @@ import (
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
 // Reasons specific to Workspaces.
@@ -159,7 +160,7 @@ func computeStatus(ws *idev1alpha1.Workspace, o observed) {
 	for _, failure := range []struct {
 		err    error
 		reason string
-	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, conditions.ReasonApplyFailed}} {
+	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, engine.FailureReason(o.applyErr)}} {
 		if failure.err != nil {
 			st.Phase, st.Reason, st.Message = idev1alpha1.PhaseFailed, failure.reason, failure.err.Error()
 			conds.Failed(failure.reason, failure.err)

@@ -34,8 +34,11 @@ const (
 
 // Reasons shared by every kind. Kinds add their own.
 const (
-	ReasonInvalidSpec       = "InvalidSpec"
-	ReasonApplyFailed       = "ApplyFailed"
+	ReasonInvalidSpec = "InvalidSpec"
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonNameConflict: an object with a name the kind wants exists and
+	// is not its own; kubeforge leaves it alone.
+	ReasonNameConflict      = "NameConflict"
 	ReasonAsExpected        = "AsExpected"
 	ReasonReconciling       = "Reconciling"
 	ReasonRolloutDone       = "RolloutComplete"

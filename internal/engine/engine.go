@@ -32,6 +32,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -77,6 +78,12 @@ const (
 	// with a Retain reclaim policy is the case. Applying the same object
 	// later without the annotation gives it the owner reference (back).
 	AnnotationRetain = "kubeforge.io/retain-on-delete"
+
+	// AnnotationRetainedFor on a retained object names whom it was kept
+	// for: the owner's kind and name, and what else identifies it (a
+	// Workspace's user). Only a desired object with the same value takes
+	// a retained object back; anything else is a NameConflict.
+	AnnotationRetainedFor = "kubeforge.io/retained-for"
 )
 
 // AnnotationCreateOnly on a desired object (set it with CreateOnly) makes
@@ -102,13 +109,73 @@ func Retain(obj client.Object) {
 		a = map[string]string{}
 	}
 	a[AnnotationRetain] = "true"
+	if _, ok := a[AnnotationRetainedFor]; !ok {
+		a[AnnotationRetainedFor] = ""
+	}
 	obj.SetAnnotations(a)
+}
+
+// Claim records on a desired object that may be retained (now or after a
+// policy change) whom it belongs to: the engine writes the owner's kind
+// and name into AnnotationRetainedFor, followed by identity, what else
+// must match for a later owner to take it back (a Workspace's user; may
+// be empty).
+func Claim(obj client.Object, identity string) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationRetainedFor] = identity
+	obj.SetAnnotations(a)
+}
+
+// ConflictError says that an object with a name the owner wants exists
+// and is not the owner's: the engine leaves it exactly as it is.
+type ConflictError struct {
+	// Key is the object's "Kind/name".
+	Key string
+	// Message says whose it is and what to do.
+	Message string
+}
+
+func (e *ConflictError) Error() string { return e.Message }
+
+// FailureReason is the status reason for an error of Apply: NameConflict
+// when an object with a wanted name is not the owner's, ApplyFailed
+// otherwise.
+func FailureReason(err error) string {
+	if IsConflict(err) {
+		return conditions.ReasonNameConflict
+	}
+	return conditions.ReasonApplyFailed
+}
+
+// IsConflict reports whether err (or, for an aggregate, one of its
+// errors) is a ConflictError.
+func IsConflict(err error) bool {
+	var c *ConflictError
+	if errors.As(err, &c) {
+		return true
+	}
+	var agg kerrors.Aggregate
+	if errors.As(err, &agg) {
+		for _, e := range agg.Errors() {
+			if IsConflict(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Engine applies and prunes the objects that a custom resource owns.
 type Engine struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
+	// Reader reads from the API server, past the cache: the manager's
+	// cache holds only objects with kubeforge's label, so an object that
+	// is not in it may still exist. Nil reads through Client.
+	Reader client.Reader
 	// Scheme knows every owned type.
 	Scheme *runtime.Scheme
 	// Recorder, if set, receives an event for every create, update and delete.
@@ -161,19 +228,36 @@ func CommonLabels(owner client.Object, component string) map[string]string {
 // owned types are given as empty objects, e.g. &appsv1.Deployment{}: a
 // controller's Types.Owned.
 //
-// Errors of individual objects are aggregated; Apply still tries every
-// object, so one bad object does not stop the others from converging.
+// Errors of individual objects are aggregated, each recorded as a Warning
+// event on owner (ApplyFailed, or NameConflict for an object with a wanted
+// name that is not owner's). Apply still tries every object after one that
+// failed, so one bad object does not stop the others from converging —
+// but none after one that is not owner's, which they may use by name.
 func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []client.Object, ownedTypes ...client.Object) (Result, error) {
 	res := Result{Live: map[string]client.Object{}}
 	var errs []error
 	keep := map[string]bool{}
 
+	conflict := ""
 	for _, obj := range desired {
+		if conflict != "" {
+			// Objects come dependencies first: what follows an object that
+			// is not ours may use it by name (a Pod its volume claim, a
+			// proxy its ConfigMap), so none of it is applied.
+			logf.FromContext(ctx).Info("Not applying an object that may use one that is not ours",
+				"object", obj.GetName(), "notOurs", conflict)
+			continue
+		}
 		key, outcome, live, err := e.applyOne(ctx, owner, obj)
 		if key != "" {
 			keep[key] = true
 		}
 		if err != nil {
+			if IsConflict(err) { // it has its own NameConflict warning
+				conflict = key
+			} else {
+				e.warn(owner, obj, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
+			}
 			errs = append(errs, err)
 			continue
 		}
@@ -234,7 +318,18 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		labels[k] = v
 	}
 	obj.SetLabels(labels)
-	if obj.GetAnnotations()[AnnotationRetain] != "true" {
+	ownerGVK, err := apiutil.GVKForObject(owner, e.Scheme)
+	if err != nil {
+		return key, unchanged, nil, fmt.Errorf("finding the kind of the owner: %w", err)
+	}
+	ownerName := ownerGVK.Kind + " " + owner.GetName()
+	a := obj.GetAnnotations()
+	if identity, ok := a[AnnotationRetainedFor]; ok {
+		// Whom it is kept for: the owner, and the identity the builder gave.
+		a[AnnotationRetainedFor] = strings.TrimSuffix(ownerGVK.Kind+"/"+owner.GetName()+"/"+identity, "/")
+		obj.SetAnnotations(a)
+	}
+	if a[AnnotationRetain] != "true" {
 		if err := controllerutil.SetControllerReference(owner, obj, e.Scheme); err != nil {
 			return key, unchanged, nil, fmt.Errorf("setting owner of %s: %w", key, err)
 		}
@@ -266,12 +361,28 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		if !apierrors.IsNotFound(err) {
 			return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, err)
 		}
-		exists = false
+		// The cache holds only objects with kubeforge's label: not in it is
+		// not absent. Ask the API server before creating anything, so that
+		// an object someone else made under this name is never taken over.
+		if err := e.reader().Get(ctx, client.ObjectKeyFromObject(obj), liveObj); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, err)
+			}
+			exists = false
+		}
 	}
 	if exists {
 		if ref := metav1.GetControllerOf(liveObj); ref != nil && ref.UID != owner.GetUID() {
 			return key, unchanged, nil, fmt.Errorf("%s exists and is controlled by %s %s, not by this %s",
-				key, ref.Kind, ref.Name, owner.GetObjectKind().GroupVersionKind().Kind)
+				key, ref.Kind, ref.Name, ownerGVK.Kind)
+		}
+		if !metav1.IsControlledBy(liveObj, owner) && !retainedFor(liveObj, obj, owner) {
+			conflict := &ConflictError{Key: key, Message: fmt.Sprintf(
+				"%s exists and was not created by this %s, so kubeforge leaves it exactly as it is: "+
+					"delete or rename it, or give the %s another name", key, ownerName, ownerGVK.Kind)}
+			log.Info("Leaving an object that is not ours alone", "object", key)
+			e.warn(owner, liveObj, conditions.ReasonNameConflict, "Apply", "%s", conflict.Message)
+			return key, unchanged, nil, conflict
 		}
 		if obj.GetAnnotations()[AnnotationCreateOnly] == "true" {
 			return key, unchanged, liveObj, nil
@@ -404,6 +515,38 @@ func (e *Engine) DeleteOwned(ctx context.Context, owner client.Object, types []c
 	return deleted, kerrors.NewAggregate(errs)
 }
 
+// reader reads past the cache.
+func (e *Engine) reader() client.Reader {
+	if e.Reader != nil {
+		return e.Reader
+	}
+	return e.Client
+}
+
+// retainedFor reports whether live is an object the engine retained for
+// owner, whose desired version is desired: both say the same in
+// AnnotationRetainedFor. One retained before that annotation existed is
+// owner's only if it carries owner's labels and was created while owner
+// existed — never one kept from an earlier owner of the same name.
+func retainedFor(live, desired, owner client.Object) bool {
+	a := live.GetAnnotations()
+	if a[AnnotationRetain] != "true" {
+		return false
+	}
+	if was, ok := a[AnnotationRetainedFor]; ok {
+		return was == desired.GetAnnotations()[AnnotationRetainedFor]
+	}
+	l := live.GetLabels()
+	return l[LabelManagedBy] == ManagedByValue && l[LabelInstance] == owner.GetName() &&
+		!live.GetCreationTimestamp().Time.Before(owner.GetCreationTimestamp().Time)
+}
+
+func (e *Engine) warn(owner, related runtime.Object, reason, action, note string, args ...any) {
+	if e.Recorder != nil {
+		e.Recorder.Eventf(owner, related, corev1.EventTypeWarning, reason, action, note, args...)
+	}
+}
+
 func (e *Engine) event(owner, related runtime.Object, reason, action, note string, args ...any) {
 	if e.Recorder != nil {
 		e.Recorder.Eventf(owner, related, corev1.EventTypeNormal, reason, action, note, args...)
@@ -427,9 +570,7 @@ func (e *Engine) Invalid(ctx context.Context, owner client.Object, err error) {
 // Warn records a Warning event on owner: a reason in UpperCamelCase, the
 // action that failed ("Validate", "Apply") and what went wrong.
 func (e *Engine) Warn(owner runtime.Object, reason, action, note string, args ...any) {
-	if e.Recorder != nil {
-		e.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, reason, action, note, args...)
-	}
+	e.warn(owner, nil, reason, action, note, args...)
 }
 
 func objectKey(gvk schema.GroupVersionKind, name string) string {

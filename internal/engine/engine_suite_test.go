@@ -39,8 +39,10 @@ var (
 
 func TestEngine(t *testing.T) {
 	testenv.Run(t, testenv.Suite{
-		Name:  "Owned-object engine",
-		Setup: func(_ context.Context, e *testenv.Env) error { env = e; return nil },
+		Name: "Owned-object engine",
+		// cert-manager's CRDs: the engine is tried on every type a kind creates.
+		Options: testenv.Options{CertManagerCRDs: true},
+		Setup:   func(_ context.Context, e *testenv.Env) error { env = e; return nil },
 	})
 }
 
@@ -131,7 +133,10 @@ var _ = Describe("Engine", func() {
 
 		It("should apply a retained object without an owner reference, never prune it, and move it between the two", func() {
 			owner := newOwner("retain")
-			kept := func() *corev1.Service { s := service("retain-a", 80, nil); engine.Retain(s); return s }
+			// A builder claims an object that it may retain, retained or not,
+			// so the owner can move it between the two.
+			owned := func() *corev1.Service { s := service("retain-a", 80, nil); engine.Claim(s, ""); return s }
+			kept := func() *corev1.Service { s := owned(); engine.Retain(s); return s }
 			_, err := eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(metav1.GetControllerOf(getService("retain-a"))).To(BeNil())
@@ -144,7 +149,7 @@ var _ = Describe("Engine", func() {
 			getService("retain-a")
 
 			// Owned again, then retained again: the owner reference comes and goes.
-			_, err = eng.Apply(ctx, owner, []client.Object{service("retain-a", 80, nil)}, &corev1.Service{})
+			_, err = eng.Apply(ctx, owner, []client.Object{owned()}, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(metav1.IsControlledBy(getService("retain-a"), owner)).To(BeTrue())
 			_, err = eng.Apply(ctx, owner, []client.Object{kept()}, &corev1.Service{})

@@ -37,7 +37,7 @@ func (e *Env) StartController(ctx context.Context, types engine.Types,
 		return nil, err
 	}
 	counting := NewCountingClient(mgr.GetClient())
-	eng := &engine.Engine{Client: counting, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
+	eng := &engine.Engine{Client: counting, Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
 	if err := setup(mgr, counting, eng); err != nil {
 		return nil, err
 	}
