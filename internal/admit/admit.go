@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -102,7 +103,22 @@ func (v validator[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnin
 }
 
 func (v validator[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	if v.kind.MetadataOnly(oldObj, newObj) {
+		// Labels, annotations, finalizers: always admitted, so that an object
+		// stored before today's rules can still be labelled, or let go of.
+		return nil, nil
+	}
 	return nil, Invalid(v.gk, newObj, v.kind.ValidateUpdate(oldObj, newObj))
+}
+
+// MetadataOnly reports whether an update leaves the spec as it was (after
+// the defaults the mutating webhook fills in), changing only metadata.
+func (k Kind[T]) MetadataOnly(oldObj, newObj T) bool {
+	was := oldObj.DeepCopyObject().(T)
+	k.Default(was)
+	a, errA := runtime.DefaultUnstructuredConverter.ToUnstructured(was)
+	b, errB := runtime.DefaultUnstructuredConverter.ToUnstructured(newObj)
+	return errA == nil && errB == nil && equality.Semantic.DeepEqual(a["spec"], b["spec"])
 }
 
 func (v validator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {

@@ -1,0 +1,62 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit
+
+import (
+	"context"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+)
+
+func TestMetadataOnlyUpdatesAreAdmitted(t *testing.T) {
+	// Stored before today's rules: no defaults written, and a version the
+	// rules refuse now.
+	stored := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "infra"},
+		Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "1.31", Masters: []clusterv1alpha1.Host{{Address: "10.0.0.10"}},
+			SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "ssh"}}}
+	v := validator[*clusterv1alpha1.KubernetesCluster]{kind: KubernetesCluster, gk: KubernetesCluster.GVK.GroupKind()}
+
+	cases := map[string]struct {
+		change func(*clusterv1alpha1.KubernetesCluster)
+		admit  bool
+	}{
+		"a label": {func(kc *clusterv1alpha1.KubernetesCluster) { kc.Labels = map[string]string{"team": "a"} }, true},
+		"an annotation": {func(kc *clusterv1alpha1.KubernetesCluster) {
+			kc.Annotations = map[string]string{clusterv1alpha1.RetryAnnotation: "1"}
+		}, true},
+		"a finalizer removed":            {func(kc *clusterv1alpha1.KubernetesCluster) { kc.Finalizers = nil }, true},
+		"the spec, still breaking rules": {func(kc *clusterv1alpha1.KubernetesCluster) { kc.Spec.Paused = true }, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			old := stored.DeepCopy()
+			old.Finalizers = []string{clusterv1alpha1.ResetFinalizer}
+			// What reaches the validator: the change, after the mutating webhook.
+			updated := old.DeepCopy()
+			tc.change(updated)
+			KubernetesCluster.Default(updated)
+			_, err := v.ValidateUpdate(context.Background(), old, updated)
+			if tc.admit && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tc.admit && err == nil {
+				t.Fatal("a spec change must be validated")
+			}
+		})
+	}
+}
