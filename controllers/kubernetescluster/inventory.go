@@ -16,6 +16,7 @@ package kubernetescluster
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"sort"
 	"strings"
@@ -64,8 +65,14 @@ func Inventory(kc *clusterv1alpha1.KubernetesCluster, version string, nodes []cl
 		workers = group(kc.Spec.Masters)
 	}
 
+	// The user's extraVars first: validation refuses the names the operator
+	// sets, and should one get past it, the operator's value wins.
+	vars := map[string]any{}
+	for k, v := range kc.Spec.Installer.ExtraVars {
+		vars[k] = v
+	}
 	n := kc.Spec.Network
-	vars := map[string]any{
+	maps.Copy(vars, map[string]any{
 		"kube_version":           version,
 		"kube_network_plugin":    string(n.Plugin),
 		"kube_pods_subnet":       n.PodCIDR,
@@ -74,10 +81,7 @@ func Inventory(kc *clusterv1alpha1.KubernetesCluster, version string, nodes []cl
 		"ansible_user":           kc.Spec.SSHSecretRef.User,
 		"kubeconfig_localhost":   true,
 		"artifacts_dir":          artifactsDir,
-	}
-	for k, v := range kc.Spec.Installer.ExtraVars {
-		vars[k] = v
-	}
+	})
 	inv := map[string]any{"all": map[string]any{
 		"hosts": hosts,
 		"vars":  vars,

@@ -18,6 +18,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -194,5 +196,42 @@ func TestJobKeepsTheKeyInAFileAndTheTimeoutInTheJob(t *testing.T) {
 	}
 	if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
 		t.Error("a failure must report the installer's output")
+	}
+}
+
+// Every variable and group the operator writes is one extraVars may not
+// set, and should one get past validation, the operator's value wins.
+func TestInventoryVarsAreTheOperators(t *testing.T) {
+	kc := cluster(func(kc *clusterv1alpha1.KubernetesCluster) {
+		kc.Spec.Installer.ExtraVars = map[string]string{"kube_version": "v9.9.9", "container_manager": "containerd"}
+	})
+	got, err := Inventory(kc, kc.Spec.Version, kc.Spec.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv struct {
+		All struct {
+			Vars     map[string]any `json:"vars"`
+			Children map[string]any `json:"children"`
+		} `json:"all"`
+	}
+	if err := yaml.Unmarshal([]byte(got), &inv); err != nil {
+		t.Fatal(err)
+	}
+	if inv.All.Vars["kube_version"] != kc.Spec.Version || inv.All.Vars["container_manager"] != "containerd" {
+		t.Errorf("vars = %v: the spec's version must win, other extra vars pass", inv.All.Vars)
+	}
+	for name := range inv.All.Vars {
+		if name == "container_manager" {
+			continue
+		}
+		if !strings.HasPrefix(name, "ansible_") && !slices.Contains(validation.ReservedInstallerVars, name) {
+			t.Errorf("the operator writes %s, but extraVars may set it", name)
+		}
+	}
+	for name := range inv.All.Children {
+		if !slices.Contains(validation.ReservedInstallerVars, name) {
+			t.Errorf("the operator fills the group %s, but extraVars may set it", name)
+		}
 	}
 }

@@ -16,7 +16,11 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -101,6 +105,7 @@ func KubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) field.ErrorList {
 		errs = append(errs, field.Invalid(in.Child("timeout"), t.Duration.String(), "must be at least 1m"))
 	}
 	errs = append(errs, metav1validation.ValidateLabels(kc.Spec.Installer.PodLabels, in.Child("podLabels"))...)
+	errs = append(errs, extraVars(kc.Spec.Installer.ExtraVars, in.Child("extraVars"))...)
 	if kc.Spec.Installer.Resources != nil {
 		errs = append(errs, Resources(kc.Spec.Installer.Resources, in.Child("resources"))...)
 	}
@@ -168,4 +173,35 @@ func less(a, b [3]int) bool {
 		}
 	}
 	return false
+}
+
+// ReservedInstallerVars are the inventory variables the operator sets
+// itself (the version, the network, the SSH user, where the kubeconfig
+// goes), the host groups it fills, and the kubespray switches that would
+// step around the one-minor-version upgrade rule or the hosts it checked.
+// installer.extraVars may set none of them, nor any ansible_* variable
+// (connection, user, privilege escalation: the operator's to set).
+var ReservedInstallerVars = []string{
+	"kube_version", "kube_network_plugin", "kube_pods_subnet", "kube_service_addresses",
+	"cluster_name", "kubeconfig_localhost", "artifacts_dir",
+	"kube_control_plane", "kube_node", "etcd", "k8s_cluster", "calico_rr", "all",
+	"kube_version_min_required", "upgrade_cluster_setup", "skip_downloads",
+}
+
+// installerVarName is what Ansible accepts as a variable name.
+var installerVarName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+func extraVars(vars map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		switch {
+		case !installerVarName.MatchString(name):
+			errs = append(errs, field.Invalid(p.Key(name), name, "must be an Ansible variable name: letters, digits and _, not starting with a digit"))
+		case strings.HasPrefix(name, "ansible_"):
+			errs = append(errs, field.Forbidden(p.Key(name), "ansible_* variables (connection, user, privilege escalation) are the operator's"))
+		case slices.Contains(ReservedInstallerVars, name):
+			errs = append(errs, field.Forbidden(p.Key(name), "the operator sets this from the spec (version, network, hosts); change the spec instead"))
+		}
+	}
+	return errs
 }

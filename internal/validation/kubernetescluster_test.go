@@ -71,6 +71,17 @@ func TestValidateKubernetesCluster(t *testing.T) {
 		"reject a bad pod CIDR":  {mutate: func(k *K) { k.Spec.Network.PodCIDR = "10.0.0.0" }, want: []string{"spec.network.podCIDR"}},
 		"reject a long name":     {mutate: func(k *K) { k.Name = strings.Repeat("c", 41) }, want: []string{"metadata.name"}},
 		"reject a short timeout": {mutate: func(k *K) { k.Spec.Installer.Timeout = &metav1.Duration{Duration: 1e9} }, want: []string{"spec.installer.timeout"}},
+		"accept extra vars the operator does not set": {mutate: func(k *K) {
+			k.Spec.Installer.ExtraVars = map[string]string{"container_manager": "containerd", "kube_proxy_mode": "ipvs"}
+		}},
+		"reject extra vars that would replace the operator's": {mutate: func(k *K) {
+			k.Spec.Installer.ExtraVars = map[string]string{
+				"kube_version": "v1.33.0", "kube_version_min_required": "v1.20.0", "etcd": "x",
+				"ansible_ssh_common_args": "-o ProxyCommand=evil", "ansible_become_user": "root", "bad-name": "1",
+			}
+		}, want: []string{"spec.installer.extraVars[ansible_become_user]", "spec.installer.extraVars[ansible_ssh_common_args]",
+			"spec.installer.extraVars[bad-name]", "spec.installer.extraVars[etcd]", "spec.installer.extraVars[kube_version]",
+			"spec.installer.extraVars[kube_version_min_required]"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
