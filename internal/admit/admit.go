@@ -19,10 +19,12 @@ package admit
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,6 +49,9 @@ type Kind[T client.Object] struct {
 	// ValidateUpdate returns every problem with a change (including the
 	// ValidateCreate problems of the new object).
 	ValidateUpdate func(oldObj, newObj T) field.ErrorList
+	// Secrets are the Secrets the object makes the operator read or mount;
+	// the validating webhook checks that the requester may get each one.
+	Secrets func(T) []validation.SecretRef
 }
 
 // Prepare is what a reconciler does first: it returns a defaulted copy of
@@ -79,7 +84,7 @@ func Register[T client.Object](mgr ctrl.Manager, k Kind[T]) error {
 	srv := mgr.GetWebhookServer()
 	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k})
 	mutate.Handler = guardQuantities(gk, mutate.Handler)
-	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk})
+	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk, reviews: mgr.GetClient()})
 	validate.Handler = guardQuantities(gk, validate.Handler)
 	srv.Register(MutatePath(k.GVK), mutate)
 	srv.Register(ValidatePath(k.GVK), validate)
@@ -96,19 +101,76 @@ func (d defaulter[T]) Default(_ context.Context, obj T) error {
 type validator[T client.Object] struct {
 	kind Kind[T]
 	gk   schema.GroupKind
+	// reviews creates SubjectAccessReviews.
+	reviews client.Client
 }
 
-func (v validator[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
-	return nil, Invalid(v.gk, obj, v.kind.ValidateCreate(obj))
+func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
+	errs := v.kind.ValidateCreate(obj)
+	if len(errs) == 0 {
+		errs = v.secretAccess(ctx, obj, nil)
+	}
+	return nil, Invalid(v.gk, obj, errs)
 }
 
-func (v validator[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (admission.Warnings, error) {
+func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
 	if v.kind.MetadataOnly(oldObj, newObj) {
 		// Labels, annotations, finalizers: always admitted, so that an object
 		// stored before today's rules can still be labelled, or let go of.
 		return nil, nil
 	}
-	return nil, Invalid(v.gk, newObj, v.kind.ValidateUpdate(oldObj, newObj))
+	errs := v.kind.ValidateUpdate(oldObj, newObj)
+	if len(errs) == 0 {
+		errs = v.secretAccess(ctx, newObj, v.kind.Secrets(oldObj))
+	}
+	return nil, Invalid(v.gk, newObj, errs)
+}
+
+// secretAccess refuses every Secret obj names that the requester may not
+// get: whoever creates or changes an object may only make the operator use
+// what they could use themselves. A reference that was already there
+// (before, on an update) is not asked about again.
+func (v validator[T]) secretAccess(ctx context.Context, obj T, before []validation.SecretRef) field.ErrorList {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil || v.reviews == nil {
+		return nil // not an admission request (a unit test): nobody to ask about
+	}
+	had := map[string]bool{}
+	for _, r := range before {
+		had[r.Path.String()+"="+r.Name] = true
+	}
+	user := req.UserInfo
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range user.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	var errs field.ErrorList
+	allowed := map[string]bool{}
+	for _, ref := range v.kind.Secrets(obj) {
+		if ref.Name == "" || had[ref.Path.String()+"="+ref.Name] {
+			continue
+		}
+		ok, seen := allowed[ref.Name]
+		if !seen {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
+				ResourceAttributes: &authorizationv1.ResourceAttributes{
+					Namespace: obj.GetNamespace(), Verb: "get", Resource: "secrets", Name: ref.Name,
+				},
+			}}
+			if err := v.reviews.Create(ctx, sar); err != nil {
+				errs = append(errs, field.InternalError(ref.Path, fmt.Errorf("asking whether %s may get Secret %s: %w", user.Username, ref.Name, err)))
+				continue
+			}
+			ok = sar.Status.Allowed
+			allowed[ref.Name] = ok
+		}
+		if !ok {
+			errs = append(errs, field.Forbidden(ref.Path, fmt.Sprintf(
+				"%s may not get the Secret %s in %s, so may not have kubeforge use it", user.Username, ref.Name, obj.GetNamespace())))
+		}
+	}
+	return errs
 }
 
 // MetadataOnly reports whether an update leaves the spec as it was (after

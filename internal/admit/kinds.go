@@ -30,13 +30,14 @@ import (
 // API, the rules in internal/validation; this table joins them once for
 // the webhooks (Register) and the reconcilers (Prepare).
 var (
-	PodSet            = kind(appsv1alpha1.GroupVersion, "PodSet", appsv1alpha1.DefaultPodSet, validation.PodSet, validation.PodSetUpdate)
-	Platform          = kind(appsv1alpha1.GroupVersion, "Platform", appsv1alpha1.DefaultPlatform, validation.Platform, validation.PlatformUpdate)
-	Balancer          = kind(networkingv1alpha1.GroupVersion, "Balancer", networkingv1alpha1.DefaultBalancer, validation.Balancer, validation.BalancerUpdate)
-	Workspace         = kind(idev1alpha1.GroupVersion, "Workspace", idev1alpha1.DefaultWorkspace, validation.Workspace, validation.WorkspaceUpdate)
-	KubernetesCluster = kind(clusterv1alpha1.GroupVersion, "KubernetesCluster", clusterv1alpha1.DefaultKubernetesCluster, validation.KubernetesCluster, validation.KubernetesClusterUpdate)
+	PodSet            = kind(appsv1alpha1.GroupVersion, "PodSet", appsv1alpha1.DefaultPodSet, validation.PodSet, validation.PodSetUpdate, validation.PodSetSecrets)
+	Platform          = kind(appsv1alpha1.GroupVersion, "Platform", appsv1alpha1.DefaultPlatform, validation.Platform, validation.PlatformUpdate, validation.PlatformSecrets)
+	Balancer          = kind(networkingv1alpha1.GroupVersion, "Balancer", networkingv1alpha1.DefaultBalancer, validation.Balancer, validation.BalancerUpdate, validation.BalancerSecrets)
+	Workspace         = kind(idev1alpha1.GroupVersion, "Workspace", idev1alpha1.DefaultWorkspace, validation.Workspace, validation.WorkspaceUpdate, validation.WorkspaceSecrets)
+	KubernetesCluster = kind(clusterv1alpha1.GroupVersion, "KubernetesCluster", clusterv1alpha1.DefaultKubernetesCluster, validation.KubernetesCluster, validation.KubernetesClusterUpdate, validation.KubernetesClusterSecrets)
 )
 
-func kind[T client.Object](gv schema.GroupVersion, name string, def func(T), create func(T) field.ErrorList, update func(T, T) field.ErrorList) Kind[T] {
-	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update}
+func kind[T client.Object](gv schema.GroupVersion, name string, def func(T), create func(T) field.ErrorList, update func(T, T) field.ErrorList,
+	secrets func(T) []validation.SecretRef) Kind[T] {
+	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update, Secrets: secrets}
 }

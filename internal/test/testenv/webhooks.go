@@ -23,8 +23,12 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 )
@@ -111,4 +115,24 @@ func labelValue(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
+}
+
+// As returns a client that acts as user (impersonated), with the rules
+// given to that user in namespace ns by a Role and RoleBinding named after
+// the user (one call per user), so that a spec can try what a user with exactly those rights
+// may do.
+func (e *Env) As(ctx context.Context, user, ns string, rules ...rbacv1.PolicyRule) (client.Client, error) {
+	name := "as-" + user
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
+	for _, obj := range []client.Object{role, binding} {
+		if err := e.Client.Create(ctx, obj); err != nil {
+			return nil, fmt.Errorf("giving %s its rights (one user per spec): %w", user, err)
+		}
+	}
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	return client.New(cfg, client.Options{Scheme: e.Scheme})
 }

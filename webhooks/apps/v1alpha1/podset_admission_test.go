@@ -19,6 +19,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,5 +112,33 @@ var _ = Describe("PodSet webhooks", func() {
 			Expect(*ps.Spec.Replicas).To(Equal(int32(0)))
 			Expect(ps.Spec.Template.Labels).To(Equal(map[string]string{"app": "web"}))
 		})
+	})
+})
+
+var _ = Describe("PodSet and Platform webhooks and the requester's rights", func() {
+	podSets := rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"podsets", "platforms"}, Verbs: []string{"create"}}
+
+	It("should refuse pods that mount or read a Secret the requester may not get", func() {
+		dave, err := suite.Env.As(suite.Ctx, "dave", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		err = dave.Create(suite.Ctx, podSetJSON("dave-mounts", `{"template":{"spec":{
+			"volumes":[{"name":"s","secret":{"secretName":"db-root"}}],
+			"containers":[{"name":"app","image":"nginx","env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].secret.secretName",
+			"spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name"))
+		Expect(dave.Create(suite.Ctx, podSetJSON("dave-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`))).To(Succeed())
+	})
+
+	It("should refuse a Platform whose database admin Secret the requester may not get", func() {
+		erin, err := suite.Env.As(suite.Ctx, "erin", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		p, err := testenv.Object("apps.kubeforge.io/v1alpha1", "Platform", "default", "erins", `{"imageRepository":"r.example.com/a","version":"1",
+			"database":{"engine":"postgresql","host":"db.example.com","adminSecretRef":{"name":"pg-admin"}},
+			"components":[{"name":"api","database":{"enabled":true}}]}`)
+		Expect(err).NotTo(HaveOccurred())
+		err = erin.Create(suite.Ctx, p)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.database.adminSecretRef.name"))
 	})
 })

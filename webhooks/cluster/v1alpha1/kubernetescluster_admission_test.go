@@ -17,6 +17,7 @@ package v1alpha1_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -112,5 +113,42 @@ var _ = Describe("KubernetesCluster webhooks", func() {
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(err.Error()).To(ContainSubstring("operation create-2 is running"))
 		Expect(patch(u, `[{"op":"add","path":"/spec/paused","value":true}]`)).To(Succeed())
+	})
+})
+
+var _ = Describe("KubernetesCluster webhooks and the requester's rights", func() {
+	// What bob may do in default: manage KubernetesClusters, and get the
+	// one Secret "bob-ssh" — not "ops-ssh".
+	clusters := rbacv1.PolicyRule{APIGroups: []string{"cluster.kubeforge.io"}, Resources: []string{"kubernetesclusters"},
+		Verbs: []string{"get", "create", "update", "patch"}}
+	bobsKey := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"bob-ssh"}, Verbs: []string{"get"}}
+	spec := func(secret string) string {
+		return `{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"` + secret + `"}}`
+	}
+
+	It("should refuse a cluster that names an SSH Secret the requester may not get, and admit one they may", func() {
+		bob, err := suite.Env.As(suite.Ctx, "bob", "default", clusters, bobsKey)
+		Expect(err).NotTo(HaveOccurred())
+
+		err = bob.Create(suite.Ctx, clusterJSON("bob-uses-ops-key", spec("ops-ssh")))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(testenv.Causes(err)).To(ConsistOf("spec.sshSecretRef.name"))
+		Expect(err.Error()).To(ContainSubstring("bob may not get the Secret ops-ssh in default"))
+
+		mine := clusterJSON("bob-uses-own-key", spec("bob-ssh"))
+		Expect(bob.Create(suite.Ctx, mine)).To(Succeed())
+		// Changing it to a Secret bob may not read is refused too.
+		err = bob.Patch(suite.Ctx, mine, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"sshSecretRef":{"name":"ops-ssh"}}}`)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+	})
+
+	It("should let someone without the Secret change what does not name it", func() {
+		// The admin made it with ops-ssh; carol may label it and pause it.
+		made := clusterJSON("ops-cluster", spec("ops-ssh"))
+		Expect(suite.Client.Create(suite.Ctx, made)).To(Succeed())
+		carol, err := suite.Env.As(suite.Ctx, "carol", "default", clusters)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(carol.Patch(suite.Ctx, made, client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"team":"ops"}},"spec":{"paused":true}}`)))).To(Succeed())
 	})
 })
