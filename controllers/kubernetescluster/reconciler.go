@@ -64,6 +64,10 @@ type Reconciler struct {
 	// CallbackURL is the base URL at which installers reach the manager's
 	// API (--api-advertise-url); empty, they are not told where to report.
 	CallbackURL string
+	// CleanupTimeout is how long a deleted cluster whose reset cannot run
+	// (its SSH Secret is gone, its namespace is being deleted) waits before
+	// it is let go; engine.DefaultCleanupTimeout when 0.
+	CleanupTimeout time.Duration
 }
 
 // +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=get;list;watch;update;patch
@@ -108,6 +112,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if wrote {
 		metrics.ObserveClusterOperations(before.Status.Operations, kc.Status.Operations)
 	}
+	// Deleting, and the reset cannot run at all: let go after a while, so
+	// that deleting the cluster or its namespace never hangs.
+	if why := cmp.Or(o.blocked, terminating(err)); kc.DeletionTimestamp != nil && why != nil {
+		left, rerr := r.Engine.ReleaseAfter(ctx, kc, clusterv1alpha1.ResetFinalizer, r.CleanupTimeout,
+			"Kubernetes was not reset on the cluster's hosts", why)
+		return ctrl.Result{RequeueAfter: left}, rerr
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -127,6 +138,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// terminating is err when it says the namespace is being deleted.
+func terminating(err error) error {
+	if engine.NamespaceTerminating(err) {
+		return err
+	}
+	return nil
 }
 
 // syncFinalizer holds the cluster for a reset when it has to run one.

@@ -110,9 +110,15 @@ func waitJob(name string) *batchv1.Job {
 // finishJob plays the Job controller: the Job completes, or fails for reason.
 func finishJob(name, reason string) {
 	waitJob(name)
+	finishJobAt(key(name), reason)
+}
+
+// finishJobAt plays the Job controller: the Job at k succeeds (reason "")
+// or fails for reason.
+func finishJobAt(k types.NamespacedName, reason string) {
 	Eventually(func() error {
 		job := &batchv1.Job{}
-		if err := suite.Client.Get(suite.Ctx, key(name), job); err != nil {
+		if err := suite.Client.Get(suite.Ctx, k, job); err != nil {
 			return err
 		}
 		now := metav1.Now()
@@ -312,6 +318,48 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("reset"), &clusterv1alpha1.KubernetesCluster{}))
 		}).Should(BeTrue())
+	})
+
+	It("should let a deleted cluster go, with a Warning, when its reset cannot run (its SSH Secret is gone)", func() {
+		newCluster("orphan")
+		install("orphan")
+		// As when the namespace is deleted: its Secrets go first.
+		Expect(suite.Client.Delete(suite.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "orphan-ssh", Namespace: "default"}})).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, getCluster("orphan")(Default))).To(Succeed())
+		Consistently(func() error { return suite.Client.Get(suite.Ctx, key("orphan"), &clusterv1alpha1.KubernetesCluster{}) }, "1s").
+			Should(Succeed(), "it waits a while for the Secret to come back")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("orphan"), &clusterv1alpha1.KubernetesCluster{}))
+		}).Should(BeTrue())
+		Eventually(events("orphan")).Should(ContainElement(engine.ReasonCleanupSkipped))
+		Expect(jobs("orphan")(Default)).NotTo(ContainElement("orphan-reset-3"), "no reset Job without its key")
+	})
+
+	It("should let a deleted cluster go, with a Warning, when its namespace is being deleted and no reset Job can start", func() {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "doomed"}}
+		Expect(suite.Client.Create(suite.Ctx, ns)).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ssh", Namespace: "doomed"},
+			Type: corev1.SecretTypeSSHAuth, Data: map[string][]byte{corev1.SSHAuthPrivateKey: []byte("not a real key")}})).To(Succeed())
+		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "doomed", Namespace: "doomed"},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Masters: []clusterv1alpha1.Host{{Address: "10.0.0.10"}},
+				SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "ssh"}}}
+		Expect(suite.Client.Create(suite.Ctx, kc)).To(Succeed())
+		doomed := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "doomed", Name: name} }
+		for _, job := range []string{"doomed-precheck-1", "doomed-create-2"} {
+			Eventually(func() error { return suite.Client.Get(suite.Ctx, doomed(job), &batchv1.Job{}) }).Should(Succeed())
+			finishJobAt(doomed(job), "")
+		}
+		Eventually(func(g Gomega) string {
+			g.Expect(suite.Client.Get(suite.Ctx, doomed("doomed"), kc)).To(Succeed())
+			return kc.Status.Version
+		}).Should(Equal("v1.31.4"))
+
+		// envtest has no namespace controller: the namespace stays
+		// Terminating, and the API server refuses every new object in it.
+		Expect(suite.Client.Delete(suite.Ctx, ns)).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, kc)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, doomed("doomed"), kc)) }).Should(BeTrue())
+		Expect(apierrors.IsNotFound(suite.Client.Get(suite.Ctx, doomed("doomed-reset-3"), &batchv1.Job{}))).To(BeTrue())
 	})
 
 	It("should not reset a cluster that was never created", func() {

@@ -16,6 +16,7 @@ package kubernetescluster_test
 
 import (
 	"testing"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +34,6 @@ var suite = &testenv.ControllerSuite[*kubernetescluster.Reconciler]{}
 
 func TestKubernetesClusterController(t *testing.T) {
 	testenv.RunController(t, suite, kubernetescluster.Types, func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *kubernetescluster.Reconciler {
-		return &kubernetescluster.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
+		return &kubernetescluster.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng, CleanupTimeout: 3 * time.Second}
 	})
 }

@@ -24,13 +24,16 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/platform"
+	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/testdb"
 )
 
@@ -288,6 +291,29 @@ var _ = Describe("Platform databases", func() {
 		Expect(dbs).To(ContainElement("mysql"))
 		Expect(dbs).NotTo(ContainElement(ContainSubstring("DROP")))
 		Expect(suite.Client.Get(suite.Ctx, key("dbhostile-api-db"), &corev1.Secret{})).NotTo(Succeed())
+	})
+
+	It("should let a Platform with dropOnDelete go, with a Warning, when its admin Secret is gone (as in a namespace being deleted)", func() {
+		n := "dbgone"
+		p := dbPlatform(n, testdb.PostgreSQL)
+		p.Spec.Database.DropOnDelete = true
+		Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+		Eventually(databaseCondition(n)).Should(HaveField("Status", metav1.ConditionTrue))
+		Expect(suite.Client.Delete(suite.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n + "-admin", Namespace: "default"}})).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, getPlatform(n)(Default))).To(Succeed())
+		Consistently(exists(&appsv1alpha1.Platform{}, n), "1s").Should(Succeed(), "it waits a while for the Secret to come back")
+		Eventually(gone(&appsv1alpha1.Platform{}, n)).Should(BeTrue())
+		Eventually(func(g Gomega) []string {
+			list := &eventsv1.EventList{}
+			g.Expect(suite.Client.List(suite.Ctx, list, client.InNamespace("default"))).To(Succeed())
+			var reasons []string
+			for _, e := range list.Items {
+				if e.Regarding.Name == n && e.Type == corev1.EventTypeWarning {
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			return reasons
+		}).Should(ContainElement(engine.ReasonCleanupSkipped))
 	})
 
 	It("should let a Platform with dropOnDelete but no database component go without reaching the server", func() {

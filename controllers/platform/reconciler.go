@@ -53,6 +53,10 @@ type Reconciler struct {
 	// CA Secrets of the database server.
 	APIReader client.Reader
 	Engine    *engine.Engine
+	// CleanupTimeout is how long a deleted Platform whose databases cannot
+	// be dropped because a Secret the drop needs is gone waits before it is
+	// let go; engine.DefaultCleanupTimeout when 0.
+	CleanupTimeout time.Duration
 	// Connect logs in to a database server; database.Connect when nil.
 	Connect func(context.Context, database.Server) (database.Admin, error)
 
@@ -89,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !p.DeletionTimestamp.IsZero() {
 		// Everything is owned (but retained volumes): the garbage
 		// collector removes it. Databases are dropped only when asked.
-		return ctrl.Result{}, r.finalize(ctx, p)
+		return r.finalize(ctx, p)
 	}
 	drop := p.Spec.Database != nil && p.Spec.Database.DropOnDelete
 	if err := engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, drop); err != nil {
@@ -116,24 +120,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // dropOnDelete, then lets it go. While the server cannot do it, the
 // finalizer stays and DatabaseReady says why; setting dropOnDelete to
 // false lets the Platform go without dropping anything.
-func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform) error {
+func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(p, appsv1alpha1.DatabaseFinalizer) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if d := p.Spec.Database; d != nil && d.DropOnDelete {
 		if err := r.dropDatabases(ctx, p); err != nil {
+			if reason := dbReason(err); reason == ReasonAdminSecretNotFound || reason == ReasonCASecretNotFound {
+				// The drop cannot run at all (the namespace is being deleted,
+				// or someone removed the Secret): let go after a while.
+				left, rerr := r.Engine.ReleaseAfter(ctx, p, appsv1alpha1.DatabaseFinalizer, r.CleanupTimeout,
+					"The components' databases and users were not dropped on "+DatabaseServer(p).Addr(), err)
+				return ctrl.Result{RequeueAfter: left}, rerr
+			}
 			before := p.DeepCopy()
 			conditions.For(p, &p.Status.Conditions).Set(appsv1alpha1.DatabaseConditionType, false, dbReason(err),
 				"Cannot drop the databases, so the Platform stays until the server answers or spec.database.dropOnDelete is false: "+err.Error())
 			r.Engine.Warn(p, ReasonDropFailed, "DropDatabases", "%s", err.Error())
 			if _, perr := engine.PatchStatus(ctx, r.Client, before, p); perr != nil {
-				return errors.Join(err, perr)
+				return ctrl.Result{}, errors.Join(err, perr)
 			}
-			return fmt.Errorf("dropping the databases of the Platform: %w", err)
+			return ctrl.Result{}, fmt.Errorf("dropping the databases of the Platform: %w", err)
 		}
 		r.Engine.Event(p, ReasonDatabasesDropped, "DropDatabases", "Dropped the components' databases and users on %s", DatabaseServer(p).Addr())
 	}
-	return engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, false)
+	return ctrl.Result{}, engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, false)
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, invalid error) (observed, error) {

@@ -16,6 +16,7 @@ package platform_test
 
 import (
 	"testing"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,7 +39,7 @@ var dbServers = map[string]*testdb.Server{}
 
 func TestPlatformController(t *testing.T) {
 	testenv.RunController(t, suite, platform.Types, func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *platform.Reconciler {
-		return &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng}
+		return &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng, CleanupTimeout: 3 * time.Second}
 	}, testenv.Around(startDatabases, stopDatabases))
 }
 

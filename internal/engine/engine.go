@@ -153,14 +153,25 @@ func FailureReason(err error) string {
 // IsConflict reports whether err (or, for an aggregate, one of its
 // errors) is a ConflictError.
 func IsConflict(err error) bool {
-	var c *ConflictError
-	if errors.As(err, &c) {
+	return anyError(err, func(e error) bool {
+		var c *ConflictError
+		return errors.As(e, &c)
+	})
+}
+
+// anyError reports whether is holds for err or, through wrapping and
+// aggregates (which errors.As does not look into), one of its errors.
+func anyError(err error, is func(error) bool) bool {
+	if err == nil {
+		return false
+	}
+	if is(err) {
 		return true
 	}
 	var agg kerrors.Aggregate
 	if errors.As(err, &agg) {
 		for _, e := range agg.Errors() {
-			if IsConflict(e) {
+			if anyError(e, is) {
 				return true
 			}
 		}

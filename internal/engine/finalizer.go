@@ -17,6 +17,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -55,4 +60,40 @@ func SyncFinalizer(ctx context.Context, c client.Client, obj client.Object, fina
 		return fmt.Errorf("%s the finalizer %s: %w", verb, finalizer, err)
 	}
 	return nil
+}
+
+// DefaultCleanupTimeout is how long a deleting object waits for a cleanup
+// that cannot run before it is let go (ReleaseAfter).
+const DefaultCleanupTimeout = time.Minute
+
+// ReleaseAfter lets a deleting object go whose cleanup cannot run — the
+// Secret it needs is gone, its namespace is being deleted — so that
+// deleting it, or its namespace, never hangs. Until timeout has passed
+// since the deletion it only returns how long is left (to requeue after);
+// then it records a Warning event, reason CleanupSkipped, saying what was
+// not cleaned up and why, and removes the finalizer.
+func (e *Engine) ReleaseAfter(ctx context.Context, obj client.Object, finalizer string, timeout time.Duration,
+	notDone string, why error) (time.Duration, error) {
+	if obj.GetDeletionTimestamp() == nil || !controllerutil.ContainsFinalizer(obj, finalizer) {
+		return 0, nil
+	}
+	if timeout <= 0 {
+		timeout = DefaultCleanupTimeout
+	}
+	if left := time.Until(obj.GetDeletionTimestamp().Add(timeout)); left > 0 {
+		return left, nil
+	}
+	logf.FromContext(ctx).Info("Letting go without cleaning up", "notDone", notDone, "why", why.Error())
+	e.warn(obj, nil, ReasonCleanupSkipped, "Delete", "%s: %s; let go after waiting %s", notDone, why.Error(), timeout)
+	return 0, SyncFinalizer(ctx, e.Client, obj, finalizer, false)
+}
+
+// ReasonCleanupSkipped is the Warning event of an object let go without
+// its cleanup (ReleaseAfter).
+const ReasonCleanupSkipped = "CleanupSkipped"
+
+// NamespaceTerminating reports whether err (or one of an aggregate's) is
+// the API server refusing to create an object in a namespace being deleted.
+func NamespaceTerminating(err error) bool {
+	return anyError(err, func(e error) bool { return apierrors.HasStatusCause(e, corev1.NamespaceTerminatingCause) })
 }
