@@ -50,7 +50,7 @@ verify-generated: ## Fail when the committed generated files are stale.
 
 .PHONY: verify-config
 verify-config: ## Fail when a kustomize overlay in config/ does not build.
-	@for d in config/default config/crd config/rbac config/webhook config/samples config/prometheus config/certmanager config/manifests; do \
+	@for d in config/default config/crd config/rbac config/webhook config/samples config/prometheus config/certmanager config/network-policy config/manifests; do \
 		$(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "config/ overlays build"
 
