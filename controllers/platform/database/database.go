@@ -227,11 +227,20 @@ func URL(s Server, database, user, password string) string {
 // invalid UTF-8, more than 63 bytes. Everything else is quoted.
 // checkProvision checks a Provision call's names and password before any
 // statement is sent.
-func checkProvision(database, user, password string) error {
-	for _, err := range []error{checkIdentifier("database", database), checkIdentifier("user", user), checkPassword(password)} {
+func checkProvision(database, user, password, self string) error {
+	for _, err := range []error{checkIdentifier("database", database), checkIdentifier("user", user), checkPassword(password), notAdmin(user, self)} {
 		if err != nil {
 			return &Error{Reason: ReasonProvisioningFailed, Err: err}
 		}
+	}
+	return nil
+}
+
+// notAdmin refuses the admin's own login as a component's user: kubeforge
+// would set its password, or drop it.
+func notAdmin(user, self string) error {
+	if strings.EqualFold(user, self) {
+		return fmt.Errorf("the user %s is the login kubeforge provisions with; it neither changes nor drops it", user)
 	}
 	return nil
 }

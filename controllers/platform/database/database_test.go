@@ -283,6 +283,50 @@ func TestPostgresAdminWithoutSuperuser(t *testing.T) {
 	}
 }
 
+func TestTheAdminsOwnLoginIsNeverProvisionedOrDropped(t *testing.T) {
+	each(t, func(t *testing.T, s *testdb.Server) {
+		a := connect(t, admin(s, database.TLSDisable))
+		ctx := context.Background()
+		if err := a.Provision(ctx, "adminsdb", s.AdminUser, "a-new-password"); err == nil {
+			t.Fatal("the admin's own login was provisioned (its password changed)")
+		}
+		if err := a.Drop(ctx, "adminsdb", s.AdminUser); err == nil {
+			t.Fatal("the admin's own login was dropped")
+		}
+		if err := s.Exec(s.AdminUser, s.AdminPassword, "", "SELECT 1"); err != nil {
+			t.Fatalf("the admin cannot log in any more: %v", err)
+		}
+	})
+}
+
+func TestPostgresNeverReceivesThePassword(t *testing.T) {
+	s := servers[testdb.PostgreSQL]
+	password, err := database.GeneratePassword()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := connect(t, admin(s, database.TLSDisable))
+	ctx := context.Background()
+	for range 2 { // created, then set again
+		if err := a.Provision(ctx, "scram", "scram", password); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := createTable(s, "scram", password, "scram"); err != nil {
+		t.Fatalf("the user cannot log in with its password: %v", err)
+	}
+	log, err := s.Log()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log, "SCRAM-SHA-256$4096:") {
+		t.Fatal("the server's statement log shows no verifier: is log_statement on?")
+	}
+	if strings.Contains(log, password) {
+		t.Fatal("the password is in the server's statement log")
+	}
+}
+
 func TestGeneratePassword(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {

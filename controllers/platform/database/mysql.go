@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/tls"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ import (
 // identifiers: QuoteMySQLIdentifier.
 type mysqlAdmin struct {
 	db *sql.DB
+	// self is the admin's own login.
+	self string
 }
 
 func connectMySQL(ctx context.Context, s Server, tlsConfig *tls.Config) (Admin, error) {
@@ -49,7 +52,7 @@ func connectMySQL(ctx context.Context, s Server, tlsConfig *tls.Config) (Admin, 
 		_ = db.Close()
 		return nil, &Error{Reason: classify(err), Err: fmt.Errorf("connecting to %s as %s: %w", s.Addr(), s.Username, err)}
 	}
-	return &mysqlAdmin{db: db}, nil
+	return &mysqlAdmin{db: db, self: s.Username}, nil
 }
 
 // QuoteMySQLIdentifier quotes a database name for MySQL: in backticks,
@@ -67,7 +70,7 @@ func QuoteMySQLGrantDatabase(name string) string {
 }
 
 func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password string) error {
-	if err := checkProvision(database, user, password); err != nil {
+	if err := checkProvision(database, user, password, a.self); err != nil {
 		return err
 	}
 	db := QuoteMySQLIdentifier(database)
@@ -93,7 +96,7 @@ func (a *mysqlAdmin) Drop(ctx context.Context, database, user string) error {
 	if err := checkIdentifier("database", database); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
-	if err := checkIdentifier("user", user); err != nil {
+	if err := errors.Join(checkIdentifier("user", user), notAdmin(user, a.self)); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
 	if _, err := a.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+QuoteMySQLIdentifier(database)); err != nil {

@@ -16,7 +16,12 @@ package database
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 
@@ -29,6 +34,8 @@ import (
 // standard_conforming_strings.
 type postgresAdmin struct {
 	conn *pgx.Conn
+	// self is the admin's own login.
+	self string
 }
 
 func connectPostgres(ctx context.Context, s Server, tlsConfig *tls.Config) (Admin, error) {
@@ -42,7 +49,7 @@ func connectPostgres(ctx context.Context, s Server, tlsConfig *tls.Config) (Admi
 	if err != nil {
 		return nil, &Error{Reason: classify(err), Err: fmt.Errorf("connecting to %s as %s: %w", s.Addr(), s.Username, err)}
 	}
-	return &postgresAdmin{conn: conn}, nil
+	return &postgresAdmin{conn: conn, self: s.Username}, nil
 }
 
 // execf builds a statement with the server's format() and runs it.
@@ -70,17 +77,24 @@ func (a *postgresAdmin) exists(ctx context.Context, query, name string) (bool, e
 }
 
 func (a *postgresAdmin) Provision(ctx context.Context, database, user, password string) error {
-	if err := checkProvision(database, user, password); err != nil {
+	if err := checkProvision(database, user, password, a.self); err != nil {
 		return err
 	}
 	roleExists, err := a.exists(ctx, "SELECT 1 FROM pg_roles WHERE rolname = $1", user)
 	if err != nil {
 		return err
 	}
+	// The server gets the SCRAM verifier, never the password: a statement
+	// log (log_statement = all) or pg_stat_statements shows nothing to log
+	// in with.
+	verifier, err := scramVerifier(password)
+	if err != nil {
+		return &Error{Reason: ReasonProvisioningFailed, Err: err}
+	}
 	if roleExists {
-		err = a.execf(ctx, "setting the password of "+user, "ALTER ROLE %I WITH LOGIN PASSWORD %L", user, password)
+		err = a.execf(ctx, "setting the password of "+user, "ALTER ROLE %I WITH LOGIN PASSWORD %L", user, verifier)
 	} else {
-		err = a.execf(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L", user, password)
+		err = a.execf(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L", user, verifier)
 	}
 	if err != nil {
 		return err
@@ -125,7 +139,7 @@ func (a *postgresAdmin) Drop(ctx context.Context, database, user string) error {
 	if err := checkIdentifier("database", database); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
-	if err := checkIdentifier("user", user); err != nil {
+	if err := errors.Join(checkIdentifier("user", user), notAdmin(user, a.self)); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
 	// FORCE ends the component's sessions (PostgreSQL 13 and later).
@@ -136,3 +150,28 @@ func (a *postgresAdmin) Drop(ctx context.Context, database, user string) error {
 }
 
 func (a *postgresAdmin) Close() error { return a.conn.Close(context.Background()) }
+
+// scramIterations is PostgreSQL's own default for SCRAM-SHA-256.
+const scramIterations = 4096
+
+// scramVerifier is the SCRAM-SHA-256 verifier PostgreSQL stores for
+// password (RFC 5802, RFC 7677): given as a role's PASSWORD, the server
+// takes it as already hashed.
+func scramVerifier(password string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("salting the password: %w", err)
+	}
+	salted, err := pbkdf2.Key(sha256.New, password, salt, scramIterations, sha256.Size)
+	if err != nil {
+		return "", fmt.Errorf("hashing the password: %w", err)
+	}
+	mac := func(key []byte, msg string) []byte {
+		h := hmac.New(sha256.New, key)
+		h.Write([]byte(msg))
+		return h.Sum(nil)
+	}
+	stored := sha256.Sum256(mac(salted, "Client Key"))
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", scramIterations, b64(salt), b64(stored[:]), b64(mac(salted, "Server Key"))), nil
+}

@@ -137,6 +137,9 @@ func (s *Server) Start() error {
 		args = []string{"-D", s.path("data"), "-p", strconv.Itoa(s.Port), "-k", s.dir,
 			"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
 			"-c", "shared_buffers=16MB", "-c", "max_connections=100",
+			// Every statement in the log, with its parameters: tests check
+			// that no password reaches it.
+			"-c", "log_statement=all",
 			"-c", "ssl=on", "-c", "ssl_cert_file=" + s.path("tls.crt"), "-c", "ssl_key_file=" + s.path("tls.key")}
 	}
 	log, err := os.OpenFile(s.path("server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -300,6 +303,13 @@ func (s *Server) ping() error {
 }
 
 func (s *Server) path(name string) string { return filepath.Join(s.dir, name) }
+
+// Log is what the server has logged so far (for PostgreSQL, every
+// statement).
+func (s *Server) Log() (string, error) {
+	b, err := os.ReadFile(s.path("server.log"))
+	return string(b), err
+}
 
 func (s *Server) logTail() string {
 	b, _ := os.ReadFile(s.path("server.log"))
