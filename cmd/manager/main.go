@@ -173,6 +173,7 @@ func main() {
 		clusterDomain                             string
 		leaseDuration, renewDeadline, retryPeriod time.Duration
 		apiAddr, apiCertPath, apiAdvertiseURL     string
+		apiAudience                               string
 		perKindConcurrency                        string
 		cacheSettings                             engine.CacheSettings
 	)
@@ -214,6 +215,8 @@ func main() {
 		"The cluster's DNS domain; Balancer proxies reach backend Services by <service>.<namespace>.svc.<domain>.")
 	flag.StringVar(&apiAddr, "api-bind-address", ":8082",
 		"The address of the REST and gRPC API (one HTTPS port, HTTP/2 for gRPC); 0 turns it off.")
+	flag.StringVar(&apiAudience, "api-token-audience", apiserver.DefaultAudience,
+		"The audience the API's bearer tokens must be issued for, e.g. kubectl create token SA --audience kubeforge.")
 	flag.StringVar(&apiCertPath, "api-cert-path", "",
 		"The directory with tls.crt and tls.key for the API; a self-signed certificate is made when empty.")
 	flag.StringVar(&apiAdvertiseURL, "api-advertise-url", "",
@@ -316,7 +319,7 @@ func main() {
 			Addr: apiAddr, CertDir: apiCertPath,
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Clientset: clientset,
 			Recorder:       mgr.GetEventRecorder("kubeforge-api"),
-			Auth:           &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second},
+			Auth:           &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second, Audience: apiAudience},
 			HandlerTimeout: 30 * time.Second, WaitTimeout: 10 * time.Minute,
 			WorkspaceStatus: workspace.StatusWith,
 		}

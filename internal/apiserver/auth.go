@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,11 @@ func (a Attributes) String() string {
 type Auth struct {
 	Client client.Client
 	TTL    time.Duration
+	// Audience is the audience a token must be issued for
+	// (kubectl create token SA --audience <Audience>): a token meant for
+	// the Kubernetes API alone, or another service, is refused, so one
+	// that leaks from elsewhere does not open this API.
+	Audience string
 
 	mu      sync.Mutex
 	users   map[string]cached[*User]
@@ -81,6 +87,17 @@ type cached[T any] struct {
 func tokenKey(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
+}
+
+// DefaultAudience is the audience the API's tokens are issued for unless
+// --api-token-audience says otherwise.
+const DefaultAudience = "kubeforge"
+
+func (a *Auth) audience() string {
+	if a.Audience == "" {
+		return DefaultAudience
+	}
+	return a.Audience
 }
 
 // BearerToken takes the token out of an Authorization header value.
@@ -106,13 +123,13 @@ func (a *Auth) Authenticate(ctx context.Context, token string) (*User, error) {
 	}
 	a.mu.Unlock()
 
-	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}
+	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{a.audience()}}}
 	if err := a.Client.Create(ctx, review); err != nil {
 		return nil, fmt.Errorf("reviewing the token: %w", err) // not cached: the API server may be back soon
 	}
 	var u *User
 	err := ErrUnauthenticated
-	if review.Status.Authenticated {
+	if review.Status.Authenticated && slices.Contains(review.Status.Audiences, a.audience()) {
 		u = &User{Name: review.Status.User.Username, UID: review.Status.User.UID, Groups: review.Status.User.Groups, Extra: map[string]authorizationv1.ExtraValue{}}
 		for k, v := range review.Status.User.Extra {
 			u.Extra[k] = authorizationv1.ExtraValue(v)

@@ -46,6 +46,7 @@ func TestAuthCacheIsBounded(t *testing.T) {
 			if tr, ok := obj.(*authenticationv1.TokenReview); ok {
 				reviews++
 				tr.Status.Authenticated = tr.Spec.Token != "bad"
+				tr.Status.Audiences = tr.Spec.Audiences
 				tr.Status.User.Username = "u-" + tr.Spec.Token
 			}
 			return nil

@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -82,6 +83,19 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		Expect(apiError(body).Reason).To(Equal("Unauthorized"))
 		code, _ = call("GET", path("team-a"), "not-a-token", nil)
 		Expect(code).To(Equal(http.StatusUnauthorized))
+	})
+
+	It("should refuse a valid token that was not issued for this API's audience (401)", func() {
+		// The reader's RBAC allows the call; only the audience is wrong: a
+		// token for the Kubernetes API alone.
+		tr, err := clientset.CoreV1().ServiceAccounts("team-a").CreateToken(ctx, "reader", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		code, _ := call("GET", path("team-a"), tr.Status.Token, nil)
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		code, _ = call("GET", path("team-a"), reader, nil)
+		Expect(code).To(Equal(http.StatusOK), "the same ServiceAccount's token for the kubeforge audience")
 	})
 
 	It("should create, get, list, scale up and down, and delete a cluster", func() {

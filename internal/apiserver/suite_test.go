@@ -114,7 +114,7 @@ func caller(ns, name string, rules ...rbacv1.PolicyRule) string {
 		})).To(Succeed())
 	}
 	tr, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600)), Audiences: []string{apiserver.DefaultAudience}},
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	return tr.Status.Token

@@ -67,7 +67,7 @@ var _ = Describe("API server", Ordered, Label("api"), func() {
 		kubectlEventually("create", "secret", "generic", "api-ssh", "-n", apiNS, "--type=kubernetes.io/ssh-auth",
 			"--from-literal=ssh-privatekey=a throwaway key for kwok, which runs no installer")
 		for sa, t := range map[string]*string{"portal": &portal, "nobody": &nobody} {
-			out, err := kubectl("create", "token", sa, "-n", apiNS)
+			out, err := kubectl("create", "token", sa, "-n", apiNS, "--audience", "kubeforge")
 			Expect(err).NotTo(HaveOccurred())
 			*t = strings.TrimSpace(out)
 		}

@@ -127,7 +127,7 @@ func measureWorkspaces(t *testing.T, e *env, apiPort, n, parallel int) Workspace
 	run(t, kube, "kubectl", "create", "serviceaccount", "portal", "-n", ns)
 	run(t, kube, "kubectl", "create", "role", "portal", "-n", ns, "--verb=create,get,list", "--resource=workspaces.ide.kubeforge.io")
 	run(t, kube, "kubectl", "create", "rolebinding", "portal", "-n", ns, "--role=portal", "--serviceaccount="+ns+":portal")
-	token := strings.TrimSpace(run(t, kube, "kubectl", "create", "token", "portal", "-n", ns))
+	token := strings.TrimSpace(run(t, kube, "kubectl", "create", "token", "portal", "-n", ns, "--audience", "kubeforge"))
 	pods, stop := watchPods(t, e.kubeconfig, ns)
 	defer stop()
 

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,6 +131,32 @@ func (e *Env) As(ctx context.Context, user, ns string, rules ...rbacv1.PolicyRul
 	for _, obj := range []client.Object{role, binding} {
 		if err := e.Client.Create(ctx, obj); err != nil {
 			return nil, fmt.Errorf("giving %s its rights (one user per spec): %w", user, err)
+		}
+	}
+	// The API server's RBAC cache learns of the Role a moment later: wait
+	// until it grants the first rule.
+	if len(rules) > 0 && len(rules[0].Verbs) > 0 && len(rules[0].Resources) > 0 {
+		r := rules[0]
+		attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Verb: r.Verbs[0], Resource: r.Resources[0]}
+		if len(r.APIGroups) > 0 {
+			attrs.Group = r.APIGroups[0]
+		}
+		if len(r.ResourceNames) > 0 {
+			attrs.Name = r.ResourceNames[0]
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
+			if err := e.Client.Create(ctx, sar); err != nil {
+				return nil, err
+			}
+			if sar.Status.Allowed {
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("RBAC does not grant %s %+v after 30s", user, attrs)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	cfg := rest.CopyConfig(e.Config)
