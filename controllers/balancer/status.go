@@ -108,12 +108,8 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 
 	conds := conditions.For(b, &st.Conditions)
 	set := conds.Set
-	switch {
-	case o.invalid != nil:
-		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
-		return
-	case o.applyErr != nil:
-		conds.Failed(engine.FailureReason(o.applyErr), o.applyErr)
+	if reason, err, failed := engine.Failed(o.invalid, o.applyErr); failed {
+		conds.Failed(reason, err)
 		return
 	}
 

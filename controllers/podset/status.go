@@ -73,13 +73,11 @@ func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 	}
 
 	conds := conditions.For(ps, &st.Conditions)
+	if reason, err, failed := engine.Failed(o.invalid, o.applyErr); failed {
+		conds.Failed(reason, err)
+		return
+	}
 	switch {
-	case o.invalid != nil:
-		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
-		return
-	case o.applyErr != nil:
-		conds.Failed(engine.FailureReason(o.applyErr), o.applyErr)
-		return
 	case d == nil:
 		conds.Set(conditions.Ready, false, ReasonDeploymentAbsent, "The Deployment does not exist yet")
 		conds.Set(conditions.Progressing, true, conditions.ReasonReconciling, "Creating the Deployment")

@@ -157,15 +157,10 @@ func computeStatus(ws *idev1alpha1.Workspace, o observed) {
 	conds := conditions.For(ws, &st.Conditions)
 	set := conds.Set
 
-	for _, failure := range []struct {
-		err    error
-		reason string
-	}{{o.invalid, conditions.ReasonInvalidSpec}, {o.applyErr, engine.FailureReason(o.applyErr)}} {
-		if failure.err != nil {
-			st.Phase, st.Reason, st.Message = idev1alpha1.PhaseFailed, failure.reason, failure.err.Error()
-			conds.Failed(failure.reason, failure.err)
-			return
-		}
+	if reason, err, failed := engine.Failed(o.invalid, o.applyErr); failed {
+		st.Phase, st.Reason, st.Message = idev1alpha1.PhaseFailed, reason, err.Error()
+		conds.Failed(reason, err)
+		return
 	}
 
 	st.Phase, st.Reason, st.Message = Phase(Started(ws), o.pod)

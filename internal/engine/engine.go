@@ -140,6 +140,19 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string { return e.Message }
 
+// Failed says, for status, why an object could not be acted on at all:
+// its spec breaks a rule (reason InvalidSpec, the error of admit.Prepare)
+// or applying its objects failed (FailureReason). ok is false when neither.
+func Failed(invalid, applyErr error) (reason string, err error, ok bool) {
+	switch {
+	case invalid != nil:
+		return conditions.ReasonInvalidSpec, invalid, true
+	case applyErr != nil:
+		return FailureReason(applyErr), applyErr, true
+	}
+	return "", nil, false
+}
+
 // FailureReason is the status reason for an error of Apply: NameConflict
 // when an object with a wanted name is not the owner's, ApplyFailed
 // otherwise.
