@@ -19,6 +19,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +39,7 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
+	"github.com/kubeforge/kubeforge/internal/apiserver"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 )
 
@@ -222,6 +224,15 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		_, err = ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "bad", Env: map[string]string{"PORT": "1"}})
 		Expect(code(err)).To(Equal(codes.InvalidArgument), "the webhook's field error")
 		Expect(err.Error()).To(ContainSubstring("spec.env"))
+	})
+
+	It("should refuse a message larger than 1 MiB, as REST refuses such a body (RESOURCE_EXHAUSTED)", func() {
+		c, cancel := as(dev, 10*time.Second)
+		defer cancel()
+		_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "huge",
+			Env: map[string]string{"BIG": strings.Repeat("x", apiserver.MaxBodyBytes+1)}})
+		Expect(code(err)).To(Equal(codes.ResourceExhausted))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: "ide", Name: "huge"}, &idev1alpha1.Workspace{}))).To(BeTrue())
 	})
 
 	It("should serve 200 concurrent waits and leave no goroutine behind, returned or abandoned", func() {

@@ -48,7 +48,8 @@ import (
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 )
 
-// MaxBodyBytes is the largest request body the REST API reads.
+// MaxBodyBytes is the largest request body the REST API reads, and the
+// largest message the gRPC API receives.
 const MaxBodyBytes = 1 << 20
 
 // Server serves the REST and gRPC APIs.
@@ -101,7 +102,7 @@ func (s *Server) NeedLeaderElection() bool { return false }
 // Handler routes gRPC (HTTP/2, application/grpc) to the gRPC server and
 // everything else to the REST mux.
 func (s *Server) Handler() http.Handler {
-	g := grpc.NewServer(grpc.UnaryInterceptor(s.unaryAuth))
+	g := grpc.NewServer(grpc.UnaryInterceptor(s.unaryAuth), grpc.MaxRecvMsgSize(MaxBodyBytes))
 	idev1.RegisterCloudIdeServiceServer(g, &ideService{s: s})
 	rest := s.restMux()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
