@@ -24,7 +24,6 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +35,7 @@ import (
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/balancer"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func newBalancer(name string, weights ...int32) *networkingv1alpha1.Balancer {
@@ -279,14 +279,8 @@ var _ = Describe("Balancer Controller", func() {
 			HaveField("Message", ContainSubstring("spec.backends[0].selector")),
 		))
 		Eventually(func(g Gomega) []string {
-			events := &eventsv1.EventList{}
-			g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
-			var reasons []string
-			for _, e := range events.Items {
-				if e.Regarding.Name == "invalid" && e.Type == corev1.EventTypeWarning {
-					reasons = append(reasons, e.Reason)
-				}
-			}
+			reasons, err := testenv.WarningReasons(suite.Ctx, suite.Client, "default", "invalid")
+			g.Expect(err).NotTo(HaveOccurred())
 			return reasons
 		}).Should(ContainElement(conditions.ReasonInvalidSpec))
 		Expect(apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("invalid-proxy"), &appsv1.Deployment{}))).To(BeTrue())
@@ -306,14 +300,8 @@ var _ = Describe("Balancer Controller", func() {
 			HaveField("Message", ContainSubstring("ConfigMap/lb-proxy exists and was not created by this Balancer")),
 		))
 		Eventually(func(g Gomega) []string {
-			events := &eventsv1.EventList{}
-			g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
-			var reasons []string
-			for _, e := range events.Items {
-				if e.Regarding.Name == "lb" && e.Type == corev1.EventTypeWarning {
-					reasons = append(reasons, e.Reason)
-				}
-			}
+			reasons, err := testenv.WarningReasons(suite.Ctx, suite.Client, "default", "lb")
+			g.Expect(err).NotTo(HaveOccurred())
 			return reasons
 		}).Should(ContainElement(conditions.ReasonNameConflict))
 		// It goes on with what it can: the backend Service is there.

@@ -24,17 +24,16 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/testdb"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 // dbPlatform has three components: api and worker with a database, web
@@ -304,14 +303,8 @@ var _ = Describe("Platform databases", func() {
 		Consistently(exists(&appsv1alpha1.Platform{}, n), "1s").Should(Succeed(), "it waits a while for the Secret to come back")
 		Eventually(gone(&appsv1alpha1.Platform{}, n)).Should(BeTrue())
 		Eventually(func(g Gomega) []string {
-			list := &eventsv1.EventList{}
-			g.Expect(suite.Client.List(suite.Ctx, list, client.InNamespace("default"))).To(Succeed())
-			var reasons []string
-			for _, e := range list.Items {
-				if e.Regarding.Name == n && e.Type == corev1.EventTypeWarning {
-					reasons = append(reasons, e.Reason)
-				}
-			}
+			reasons, err := testenv.WarningReasons(suite.Ctx, suite.Client, "default", n)
+			g.Expect(err).NotTo(HaveOccurred())
 			return reasons
 		}).Should(ContainElement(engine.ReasonCleanupSkipped))
 	})

@@ -22,7 +22,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func newPodSet(name string, replicas int32) *appsv1alpha1.PodSet {
@@ -213,14 +213,8 @@ var _ = Describe("PodSet Controller", func() {
 			))
 			Expect(condition("invalid", conditions.Ready)(Default)).To(HaveField("Status", metav1.ConditionFalse))
 			Eventually(func(g Gomega) []string {
-				events := &eventsv1.EventList{}
-				g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
-				var reasons []string
-				for _, e := range events.Items {
-					if e.Regarding.Name == "invalid" && e.Regarding.Kind == "PodSet" && e.Type == corev1.EventTypeWarning {
-						reasons = append(reasons, e.Reason)
-					}
-				}
+				reasons, err := testenv.WarningReasons(suite.Ctx, suite.Client, "default", "invalid")
+				g.Expect(err).NotTo(HaveOccurred())
 				return reasons
 			}).Should(ContainElement(conditions.ReasonInvalidSpec))
 			err := suite.Client.Get(suite.Ctx, types.NamespacedName{Namespace: "default", Name: "invalid"}, &appsv1.Deployment{})

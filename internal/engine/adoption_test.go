@@ -28,7 +28,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -158,16 +157,10 @@ var _ = Describe("Engine with the manager's cache", func() {
 			Expect(live.GetOwnerReferences()).To(BeEmpty())
 		}
 		Eventually(func(g Gomega) []string {
-			list := &eventsv1.EventList{}
-			g.Expect(env.Client.List(ctx, list, client.InNamespace("default"))).To(Succeed())
-			var reasons []string
-			for _, e := range list.Items {
-				if e.Reason == "NameConflict" && e.Type == corev1.EventTypeWarning {
-					reasons = append(reasons, e.Regarding.Name)
-				}
-			}
+			reasons, err := testenv.WarningReasons(ctx, env.Client, "default", "wants-v1.configmap")
+			g.Expect(err).NotTo(HaveOccurred())
 			return reasons
-		}, 10*time.Second).Should(ContainElement("wants-v1.configmap"))
+		}, 10*time.Second).Should(ContainElement("NameConflict"))
 	})
 
 	It("should apply the owner's objects before a conflict, none after it (they may use it by name), and prune nothing", func() {

@@ -20,7 +20,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -31,6 +30,7 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 const ownershipNS = "e2e-ownership"
@@ -61,14 +61,8 @@ func settledCopy(obj client.Object) client.Object {
 // warned waits for a Warning event with reason on the object named name.
 func warned(name, reason string) {
 	Eventually(func(g Gomega) []string {
-		list := &eventsv1.EventList{}
-		g.Expect(k8sClient.List(ctx, list, client.InNamespace(ownershipNS))).To(Succeed())
-		var reasons []string
-		for _, e := range list.Items {
-			if e.Regarding.Name == name && e.Type == corev1.EventTypeWarning {
-				reasons = append(reasons, e.Reason)
-			}
-		}
+		reasons, err := testenv.WarningReasons(ctx, k8sClient, ownershipNS, name)
+		g.Expect(err).NotTo(HaveOccurred())
 		return reasons
 	}).Should(ContainElement(reason))
 }

@@ -24,6 +24,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -162,4 +164,21 @@ func (e *Env) As(ctx context.Context, user, ns string, rules ...rbacv1.PolicyRul
 	cfg := rest.CopyConfig(e.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	return client.New(cfg, client.Options{Scheme: e.Scheme})
+}
+
+// WarningReasons lists the reasons of the Warning events in namespace ns
+// about the object named name: what a spec waits for to see that the
+// operator said something was wrong.
+func WarningReasons(ctx context.Context, c client.Reader, ns, name string) ([]string, error) {
+	list := &eventsv1.EventList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Type == corev1.EventTypeWarning {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons, nil
 }
