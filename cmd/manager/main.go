@@ -25,6 +25,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
@@ -174,6 +176,8 @@ func main() {
 		leaseDuration, renewDeadline, retryPeriod time.Duration
 		apiAddr, apiCertPath, apiAdvertiseURL     string
 		apiAudience                               string
+		apiMaxWaits, apiMaxStreams, apiTokenBurst int
+		apiTokenRate                              float64
 		perKindConcurrency                        string
 		cacheSettings                             engine.CacheSettings
 	)
@@ -221,6 +225,14 @@ func main() {
 		"The directory with tls.crt and tls.key for the API; a self-signed certificate is made when empty.")
 	flag.StringVar(&apiAdvertiseURL, "api-advertise-url", "",
 		"The URL at which installer Jobs reach the API, e.g. https://kubeforge-api.kubeforge-system.svc:8082, for their callbacks.")
+	flag.IntVar(&apiMaxWaits, "api-max-waits-per-caller", apiserver.DefaultMaxWaitsPerCaller,
+		"The create-and-wait calls one caller may hold open at once; more are refused with RESOURCE_EXHAUSTED.")
+	flag.IntVar(&apiMaxStreams, "api-max-log-streams-per-caller", apiserver.DefaultMaxStreamsPerCaller,
+		"The followed installer log streams one caller may hold open at once; more are refused with 429.")
+	flag.Float64Var(&apiTokenRate, "api-unknown-token-reviews-per-second", apiserver.DefaultReviewsPerSecond,
+		"TokenReviews per second one client address may cause with tokens the API has not seen; past the burst, 429.")
+	flag.IntVar(&apiTokenBurst, "api-unknown-token-review-burst", apiserver.DefaultReviewBurst,
+		"The burst of --api-unknown-token-reviews-per-second.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	opts := zap.Options{Development: false}
@@ -318,9 +330,12 @@ func main() {
 		api := &apiserver.Server{
 			Addr: apiAddr, CertDir: apiCertPath,
 			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Clientset: clientset,
-			Recorder:       mgr.GetEventRecorder("kubeforge-api"),
-			Auth:           &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second, Audience: apiAudience},
+			ClientFor: apiserver.ImpersonatingClients(restConfig, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}),
+			Recorder:  mgr.GetEventRecorder("kubeforge-api"),
+			Auth: &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second, Audience: apiAudience,
+				ReviewsPerSecond: rate.Limit(apiTokenRate), ReviewBurst: apiTokenBurst},
 			HandlerTimeout: 30 * time.Second, WaitTimeout: 10 * time.Minute,
+			MaxWaitsPerCaller: apiMaxWaits, MaxStreamsPerCaller: apiMaxStreams,
 			WorkspaceStatus: workspace.StatusWith,
 		}
 		if err := mgr.Add(api); err != nil {

@@ -19,6 +19,7 @@ package admit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -93,8 +95,46 @@ func Register[T client.Object](mgr ctrl.Manager, k Kind[T]) error {
 
 type defaulter[T client.Object] struct{ k Kind[T] }
 
-func (d defaulter[T]) Default(_ context.Context, obj T) error {
+func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	d.k.Default(obj)
+	if req, err := admission.RequestFromContext(ctx); err == nil {
+		return recordCreator(req, obj)
+	}
+	return nil
+}
+
+// CreatedByAnnotation names who created a kubeforge object: the user the
+// API server authenticated for the create (through kubeforge's REST and
+// gRPC APIs, the caller they act as). The mutating webhook writes it on
+// create and keeps it as it was on every update, so it cannot be set or
+// changed by hand.
+const CreatedByAnnotation = "kubeforge.io/created-by"
+
+func recordCreator(req admission.Request, obj client.Object) error {
+	annotations := obj.GetAnnotations()
+	switch req.Operation {
+	case admissionv1.Create:
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[CreatedByAnnotation] = req.UserInfo.Username
+	case admissionv1.Update:
+		var old metav1.PartialObjectMetadata
+		if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+			return fmt.Errorf("reading the stored object: %w", err)
+		}
+		if was, ok := old.Annotations[CreatedByAnnotation]; ok {
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[CreatedByAnnotation] = was
+		} else {
+			delete(annotations, CreatedByAnnotation)
+		}
+	default:
+		return nil
+	}
+	obj.SetAnnotations(annotations)
 	return nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,10 @@ import (
 
 // ErrUnauthenticated is a missing, malformed or refused token.
 var ErrUnauthenticated = errors.New("unauthenticated")
+
+// ErrTooManyReviews is a caller that presented more unknown tokens than
+// Auth.ReviewsPerSecond allows: answered 429 without a TokenReview.
+var ErrTooManyReviews = errors.New("too many unknown tokens from this address; retry later")
 
 // Forbidden says why RBAC refused a call.
 type Forbidden struct{ Reason string }
@@ -72,10 +77,50 @@ type Auth struct {
 	// the Kubernetes API alone, or another service, is refused, so one
 	// that leaks from elsewhere does not open this API.
 	Audience string
+	// ReviewsPerSecond and ReviewBurst bound the TokenReviews asked for
+	// tokens the cache does not know, per caller address: a caller trying
+	// random tokens gets 429s instead of spending the API server's
+	// TokenReview budget. A known token (cached for TTL) costs nothing and
+	// is never limited. Zero means DefaultReviewsPerSecond and
+	// DefaultReviewBurst.
+	ReviewsPerSecond rate.Limit
+	ReviewBurst      int
 
-	mu      sync.Mutex
-	users   map[string]cached[*User]
-	allowed map[string]cached[string] // "" allowed, else the reason it is not
+	mu       sync.Mutex
+	users    map[string]cached[*User]
+	allowed  map[string]cached[string] // "" allowed, else the reason it is not
+	limiters map[string]*rate.Limiter
+}
+
+// The defaults of Auth.ReviewsPerSecond and Auth.ReviewBurst: plenty for
+// programs whose tokens rotate, little for a guesser.
+const (
+	DefaultReviewsPerSecond = 2
+	DefaultReviewBurst      = 20
+)
+
+// mayReview takes one TokenReview from the budget of the address from.
+func (a *Auth) mayReview(from string, now time.Time) bool {
+	perSecond, burst := a.ReviewsPerSecond, a.ReviewBurst
+	if perSecond == 0 {
+		perSecond = DefaultReviewsPerSecond
+	}
+	if burst == 0 {
+		burst = DefaultReviewBurst
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.limiters == nil || len(a.limiters) >= maxCached {
+		// Bounded: past maxCached addresses, start over (every address gets
+		// a fresh budget, which costs at most one burst each).
+		a.limiters = map[string]*rate.Limiter{}
+	}
+	l, ok := a.limiters[from]
+	if !ok {
+		l = rate.NewLimiter(perSecond, burst)
+		a.limiters[from] = l
+	}
+	return l.AllowN(now, 1)
 }
 
 type cached[T any] struct {
@@ -109,8 +154,10 @@ func BearerToken(header string) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// Authenticate returns the user of a token, or ErrUnauthenticated.
-func (a *Auth) Authenticate(ctx context.Context, token string) (*User, error) {
+// Authenticate returns the user of a token, or ErrUnauthenticated; from
+// is the caller's address (host without port), whose budget of
+// TokenReviews an unknown token spends (ErrTooManyReviews when spent).
+func (a *Auth) Authenticate(ctx context.Context, token, from string) (*User, error) {
 	if token == "" {
 		return nil, ErrUnauthenticated
 	}
@@ -122,6 +169,9 @@ func (a *Auth) Authenticate(ctx context.Context, token string) (*User, error) {
 		return c.v, c.err
 	}
 	a.mu.Unlock()
+	if !a.mayReview(from, now) {
+		return nil, ErrTooManyReviews
+	}
 
 	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{a.audience()}}}
 	if err := a.Client.Create(ctx, review); err != nil {

@@ -54,11 +54,11 @@ func TestAuthCacheIsBounded(t *testing.T) {
 	}).Build()
 	a := &Auth{Client: c, TTL: 50 * time.Millisecond}
 	ctx := context.Background()
-	if _, err := a.Authenticate(ctx, "bad"); err != ErrUnauthenticated {
+	if _, err := a.Authenticate(ctx, "bad", "a"); err != ErrUnauthenticated {
 		t.Fatalf("bad token: %v", err)
 	}
 	for range 3 {
-		if u, err := a.Authenticate(ctx, "good"); err != nil || u.Name != "u-good" {
+		if u, err := a.Authenticate(ctx, "good", "a"); err != nil || u.Name != "u-good" {
 			t.Fatalf("good token: %v %v", u, err)
 		}
 	}
@@ -66,11 +66,54 @@ func TestAuthCacheIsBounded(t *testing.T) {
 		t.Fatalf("%d TokenReviews for two tokens within the TTL", reviews)
 	}
 	for i := range maxCached + 100 {
-		_, _ = a.Authenticate(ctx, fmt.Sprint(i))
+		_, _ = a.Authenticate(ctx, fmt.Sprint(i), fmt.Sprint(i))
 	}
 	time.Sleep(60 * time.Millisecond)
-	_, _ = a.Authenticate(ctx, "after")
+	_, _ = a.Authenticate(ctx, "after", "a")
 	if n := a.Cached(); n > 10 {
 		t.Fatalf("%d answers still cached after they expired", n)
+	}
+}
+
+// Unknown tokens spend their address's budget of TokenReviews: past the
+// burst, a guesser gets ErrTooManyReviews and the API server is not asked;
+// another address, and a token already known, are not limited.
+func TestUnknownTokensAreRateLimitedPerAddress(t *testing.T) {
+	reviews := 0
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			if tr, ok := obj.(*authenticationv1.TokenReview); ok {
+				reviews++
+				tr.Status.Authenticated = tr.Spec.Token == "good"
+				tr.Status.Audiences = tr.Spec.Audiences
+				tr.Status.User.Username = "u-" + tr.Spec.Token
+			}
+			return nil
+		},
+	}).Build()
+	a := &Auth{Client: c, TTL: time.Minute, ReviewsPerSecond: 0.001, ReviewBurst: 5}
+	ctx := context.Background()
+	if _, err := a.Authenticate(ctx, "good", "10.1.1.1"); err != nil {
+		t.Fatal(err)
+	}
+	limited := 0
+	for i := range 50 {
+		if _, err := a.Authenticate(ctx, fmt.Sprintf("guess-%d", i), "10.1.1.1"); err == ErrTooManyReviews {
+			limited++
+		} else if err != ErrUnauthenticated {
+			t.Fatalf("guess %d: %v", i, err)
+		}
+	}
+	if reviews != 5 || limited != 46 {
+		t.Fatalf("50 guesses from one address after one good token: %d TokenReviews, %d limited; want 5 and 46", reviews, limited)
+	}
+	if u, err := a.Authenticate(ctx, "good", "10.1.1.1"); err != nil || u.Name != "u-good" {
+		t.Fatalf("a known token from the limited address: %v %v", u, err)
+	}
+	if _, err := a.Authenticate(ctx, "guess-other", "10.2.2.2"); err != ErrUnauthenticated {
+		t.Fatalf("another address: %v", err)
+	}
+	if reviews != 6 {
+		t.Fatalf("%d TokenReviews, want 6", reviews)
 	}
 }

@@ -43,13 +43,33 @@ type CallbackRequest struct {
 
 // callback lets an installer report early. It is authenticated by the
 // operation's own token (from the Secret mounted into its Job), not by
-// user RBAC; a token works once. The report becomes an event and
-// annotations; the Job's status stays what decides the operation.
+// user RBAC; a token works once, and only while its operation is the
+// cluster's current one. The report becomes an event and annotations;
+// the Job's status stays what decides the operation.
+//
+// The token is checked against the manager's cache before anything is
+// read from the API server, so a caller guessing tokens costs the cluster
+// nothing; every refusal — no token, a wrong one, a spent one, an
+// operation that is not running, a cluster that does not exist — is the
+// same 401, so a refusal tells a guesser nothing about what exists.
 func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	ns, name, id := r.PathValue("ns"), r.PathValue("name"), r.PathValue("id")
+	refused := newError(http.StatusUnauthorized, "Unauthorized", "the token is not valid for this operation")
 	token, ok := BearerToken(r.Header.Get("Authorization"))
 	if !ok {
-		writeError(w, newError(http.StatusUnauthorized, "Unauthorized", "the operation's callback token is required"))
+		writeError(w, refused)
+		return
+	}
+	kc := &clusterv1alpha1.KubernetesCluster{}
+	if err := s.Cache.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, kc); err != nil ||
+		kc.Status.CurrentOperation != id || !slices.ContainsFunc(kc.Status.Operations, func(op clusterv1alpha1.Operation) bool { return op.ID == id }) {
+		writeError(w, refused)
+		return
+	}
+	key := types.NamespacedName{Namespace: ns, Name: clusterv1alpha1.CallbackSecretName(kc, id)}
+	cached := &corev1.Secret{}
+	if err := s.Cache.Get(r.Context(), key, cached); err != nil || !tokenMatches(cached, token) {
+		writeError(w, refused)
 		return
 	}
 	var req CallbackRequest
@@ -65,30 +85,20 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	if len(req.Message) > 1024 {
 		req.Message = req.Message[:1024]
 	}
-	kc := &clusterv1alpha1.KubernetesCluster{}
-	if err := s.APIReader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, kc); err != nil {
-		writeError(w, err)
-		return
-	}
-	if !slices.ContainsFunc(kc.Status.Operations, func(op clusterv1alpha1.Operation) bool { return op.ID == id }) {
-		writeError(w, newError(http.StatusNotFound, "NotFound", "%s has no operation %s", name, id))
-		return
-	}
-	// Read fresh (not from the cache), and mark spent with the version
-	// read: two calls with one token cannot both pass.
+	// The token is right: read fresh (the cache may not have seen it spent
+	// yet), and mark it spent with the version read, so that two calls with
+	// one token cannot both pass.
 	secret := &corev1.Secret{}
-	unauthorized := newError(http.StatusUnauthorized, "Unauthorized", "the token is not this operation's, or it was used already")
-	if err := s.APIReader.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: clusterv1alpha1.CallbackSecretName(kc, id)}, secret); err != nil {
+	if err := s.APIReader.Get(r.Context(), key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			writeError(w, unauthorized)
+			writeError(w, refused)
 			return
 		}
 		writeError(w, err)
 		return
 	}
-	want := secret.Data[clusterv1alpha1.CallbackTokenKey]
-	if len(want) == 0 || subtle.ConstantTimeCompare(want, []byte(token)) != 1 || secret.Annotations[CallbackUsedAnnotation] != "" {
-		writeError(w, unauthorized)
+	if !tokenMatches(secret, token) {
+		writeError(w, refused)
 		return
 	}
 	patch := client.MergeFromWithOptions(secret.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -100,7 +110,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	secret.Annotations[CallbackMessageAnnotation] = req.Message
 	if err := s.Client.Patch(r.Context(), secret, patch); err != nil {
 		if apierrors.IsConflict(err) {
-			writeError(w, unauthorized)
+			writeError(w, refused)
 			return
 		}
 		writeError(w, err)
@@ -114,4 +124,10 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		s.Recorder.Eventf(kc, nil, kind, "InstallerReported", "Callback", "Operation %s reported %s: %s", id, req.Result, req.Message)
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"operation": id, "result": req.Result})
+}
+
+// tokenMatches is whether secret holds token, unspent.
+func tokenMatches(secret *corev1.Secret, token string) bool {
+	want := secret.Data[clusterv1alpha1.CallbackTokenKey]
+	return len(want) > 0 && subtle.ConstantTimeCompare(want, []byte(token)) == 1 && secret.Annotations[CallbackUsedAnnotation] == ""
 }

@@ -15,6 +15,8 @@
 package apiserver
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // Error is the one shape every REST error has.
@@ -57,6 +60,13 @@ func newError(code int, reason, format string, args ...any) *Error {
 // toError maps what went wrong to the REST shape: authentication and
 // authorisation, the API server's own status errors (field causes of an
 // Invalid object included), and anything else as an internal error.
+//
+// What the cluster said is passed on only where it speaks of the caller's
+// request: a refusal of a request made as the caller, a missing object,
+// an invalid one. A failure inside the cluster (5xx, a webhook that could
+// not be reached, a connection refused) or a refusal of the operator's own
+// request would show internal addresses or the operator's identity: the
+// caller gets its kind and an id, the operator's log the whole message.
 func toError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -65,6 +75,9 @@ func toError(err error) *Error {
 	if errors.Is(err, ErrUnauthenticated) {
 		return newError(http.StatusUnauthorized, "Unauthorized", "a valid bearer token is required")
 	}
+	if errors.Is(err, ErrTooManyReviews) {
+		return newError(http.StatusTooManyRequests, "TooManyRequests", "%s", ErrTooManyReviews.Error())
+	}
 	var f *Forbidden
 	if errors.As(err, &f) {
 		return newError(http.StatusForbidden, "Forbidden", "%s", f.Reason)
@@ -72,6 +85,11 @@ func toError(err error) *Error {
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
 		s := st.Status()
+		var ce callerError
+		operatorRefused := (s.Code == http.StatusUnauthorized || s.Code == http.StatusForbidden) && !errors.As(err, &ce)
+		if s.Code >= http.StatusInternalServerError || s.Code == 0 || operatorRefused {
+			return internal(err, int(s.Code), string(s.Reason))
+		}
 		out := &Error{Code: int(s.Code), Reason: string(s.Reason), Message: s.Message}
 		if s.Reason == metav1.StatusReasonInvalid {
 			out.Code = http.StatusUnprocessableEntity
@@ -81,12 +99,26 @@ func toError(err error) *Error {
 				out.Fields = append(out.Fields, FieldError{Field: c.Field, Type: string(c.Type), Message: c.Message})
 			}
 		}
-		if out.Code == 0 {
-			out.Code = http.StatusInternalServerError
-		}
 		return out
 	}
-	return newError(http.StatusInternalServerError, "InternalError", "%s", err.Error())
+	return internal(err, 0, "")
+}
+
+// internal logs err under a fresh id and returns what the caller may
+// see: the kind of failure and the id to ask the operator's
+// administrator about.
+func internal(err error, code int, reason string) *Error {
+	if code < http.StatusInternalServerError {
+		code, reason = http.StatusInternalServerError, ""
+	}
+	if reason == "" || reason == string(metav1.StatusReasonUnknown) {
+		reason = "InternalError"
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	logf.Log.WithName("apiserver").Error(err, "A call failed inside the cluster", "errorID", id)
+	return newError(code, reason, "the request failed inside the cluster (%s); the operator's log has the details under error id %s", reason, id)
 }
 
 func writeError(w http.ResponseWriter, err error) {
@@ -123,6 +155,8 @@ func grpcError(err error) error {
 		code = codes.InvalidArgument
 	case http.StatusGatewayTimeout:
 		code = codes.DeadlineExceeded
+	case http.StatusTooManyRequests:
+		code = codes.ResourceExhausted
 	}
 	msg := e.Message
 	for _, f := range e.Fields {
@@ -135,5 +169,5 @@ func isAPIError(err error) bool {
 	var st apierrors.APIStatus
 	var e *Error
 	var f *Forbidden
-	return errors.As(err, &st) || errors.As(err, &e) || errors.As(err, &f) || errors.Is(err, ErrUnauthenticated)
+	return errors.As(err, &st) || errors.As(err, &e) || errors.As(err, &f) || errors.Is(err, ErrUnauthenticated) || errors.Is(err, ErrTooManyReviews)
 }

@@ -15,6 +15,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,7 +54,11 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 	if !ok {
 		return nil, status.Error(codes.Unauthenticated, "a valid bearer token is required in the authorization metadata")
 	}
-	u, err := s.Auth.Authenticate(ctx, token)
+	from := ""
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		from = hostOf(p.Addr.String())
+	}
+	u, err := s.Auth.Authenticate(ctx, token, from)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -146,6 +152,12 @@ func (i *ideService) CreateSpaceAndWaitForRunning(ctx context.Context, in *idev1
 	if err := <-getAllowed; err != nil {
 		return nil, grpcError(err)
 	}
+	u, _ := ctx.Value(userKey{}).(*User)
+	release, err := s.waits.acquire(u, cmp.Or(s.MaxWaitsPerCaller, DefaultMaxWaitsPerCaller), "create-and-wait calls")
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	defer release()
 	if deadline, has := ctx.Deadline(); has {
 		// Give up a little before the caller does, so that the answer — the
 		// phase reached — arrives before the caller's own deadline error.
@@ -162,8 +174,12 @@ func (i *ideService) CreateSpaceAndWaitForRunning(ctx context.Context, in *idev1
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Client.Create(ctx, ws); err != nil && !apierrors.IsAlreadyExists(err) {
+	c, err := s.asCaller(ctx)
+	if err != nil {
 		return nil, grpcError(err)
+	}
+	if err := c.Create(ctx, ws); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, grpcError(asCallerErr(err))
 	}
 	return s.waitRunning(ctx, types.NamespacedName{Namespace: ns, Name: name})
 }
@@ -256,8 +272,12 @@ func (i *ideService) setStarted(ctx context.Context, q *idev1.QueryOption, start
 	}
 	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: q.GetNamespace(), Name: q.GetName()}}
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"started":%t}}`, started))
-	if err := s.Client.Patch(ctx, ws, patch); err != nil {
+	c, err := s.asCaller(ctx)
+	if err != nil {
 		return nil, grpcError(err)
+	}
+	if err := c.Patch(ctx, ws, patch); err != nil {
+		return nil, grpcError(asCallerErr(err))
 	}
 	verb := "stopping"
 	if started {
@@ -283,8 +303,12 @@ func (i *ideService) DeleteSpace(ctx context.Context, q *idev1.QueryOption) (*id
 		return nil, grpcError(err)
 	}
 	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: q.GetNamespace(), Name: q.GetName()}}
-	if err := s.Client.Delete(ctx, ws); err != nil {
+	c, err := s.asCaller(ctx)
+	if err != nil {
 		return nil, grpcError(err)
+	}
+	if err := c.Delete(ctx, ws); err != nil {
+		return nil, grpcError(asCallerErr(err))
 	}
 	return &idev1.Response{Ok: true, Message: fmt.Sprintf("workspace %s is being deleted", q.GetName())}, nil
 }

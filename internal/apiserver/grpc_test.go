@@ -39,6 +39,7 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 )
@@ -235,7 +236,64 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: "ide", Name: "huge"}, &idev1alpha1.Workspace{}))).To(BeTrue())
 	})
 
+	It("should hold at most the per-caller number of waits open for one caller (RESOURCE_EXHAUSTED past it), and name the caller as the workspace's creator", func() {
+		greedy := caller("ide", "greedy", rule("ide.kubeforge.io", "workspaces", "create", "get"))
+		held, release := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for range maxWaits {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				c := metadata.AppendToOutgoingContext(held, "authorization", "Bearer "+greedy)
+				for {
+					// A probe below may hold a slot for a moment: try again.
+					_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
+					if code(err) != codes.ResourceExhausted {
+						Expect(code(err)).To(Equal(codes.Canceled))
+						return
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}()
+		}
+		Eventually(func() codes.Code {
+			c, cancel := as(greedy, 2*time.Second)
+			defer cancel()
+			_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
+			return code(err)
+		}).Should(Equal(codes.ResourceExhausted))
+		c, cancel := as(greedy, 2*time.Second)
+		defer cancel()
+		_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
+		Expect(status.Convert(err).Message()).To(ContainSubstring(fmt.Sprintf("has %d create-and-wait calls open", maxWaits)))
+
+		other, cancelOther := as(dev, 2*time.Second)
+		defer cancelOther()
+		_, err = ide.CreateSpaceAndWaitForRunning(other, &idev1.PodInfo{Namespace: "ide", Name: "held"})
+		Expect(code(err)).To(Equal(codes.DeadlineExceeded), "another caller still waits")
+
+		release()
+		wg.Wait()
+		Eventually(func() codes.Code {
+			c, cancel := as(greedy, time.Second)
+			defer cancel()
+			_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
+			return code(err)
+		}).Should(Equal(codes.DeadlineExceeded), "the slots are free again once the waits ended")
+
+		ws := &idev1alpha1.Workspace{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "ide", Name: "held"}, ws)).To(Succeed())
+		Expect(ws.Annotations).To(HaveKeyWithValue(admit.CreatedByAnnotation, "system:serviceaccount:ide:greedy"))
+	})
+
 	It("should serve 200 concurrent waits and leave no goroutine behind, returned or abandoned", func() {
+		// Ten callers: twenty waits and five abandoned ones each, within the
+		// per-caller cap.
+		callers := make([]string, 10)
+		for i := range callers {
+			callers[i] = caller("ide", fmt.Sprintf("many-%d", i), rule("ide.kubeforge.io", "workspaces", "create", "get"))
+		}
 		runtime.GC()
 		before := runtime.NumGoroutine()
 		names := make([]string, 10)
@@ -246,24 +304,24 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		errs := make(chan error, 200)
 		for i := range 200 {
 			wg.Add(1)
-			go func(name string) {
+			go func(name, token string) {
 				defer wg.Done()
-				c, cancel := as(dev, 60*time.Second)
+				c, cancel := as(token, 60*time.Second)
 				defer cancel()
 				_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: name})
 				errs <- err
-			}(names[i%len(names)])
+			}(names[i%len(names)], callers[i/20])
 		}
 		// And 50 callers that go away before their workspace runs.
 		abandon, stop := context.WithCancel(ctx)
-		for range 50 {
+		for i := range 50 {
 			wg.Add(1)
-			go func() {
+			go func(token string) {
 				defer wg.Done()
-				c := metadata.AppendToOutgoingContext(abandon, "authorization", "Bearer "+dev)
+				c := metadata.AppendToOutgoingContext(abandon, "authorization", "Bearer "+token)
 				_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "never"})
 				Expect(code(err)).To(Equal(codes.Canceled))
-			}()
+			}(callers[i/5])
 		}
 		for _, n := range names {
 			Eventually(func() error {

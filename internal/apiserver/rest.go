@@ -15,6 +15,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -77,7 +78,7 @@ func (s *Server) authed(verb, subresource string, h http.HandlerFunc) http.Handl
 			writeError(w, ErrUnauthenticated)
 			return
 		}
-		u, err := s.Auth.Authenticate(r.Context(), token)
+		u, err := s.Auth.Authenticate(r.Context(), token, hostOf(r.RemoteAddr))
 		if err != nil {
 			writeError(w, err)
 			return
@@ -134,8 +135,13 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: r.PathValue("ns"), Name: req.Name, Labels: req.Labels},
 		Spec:       req.Spec,
 	}
-	if err := s.Client.Create(r.Context(), kc); err != nil {
+	c, err := s.asCaller(r.Context())
+	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if err := c.Create(r.Context(), kc); err != nil {
+		writeError(w, asCallerErr(err))
 		return
 	}
 	writeJSON(w, http.StatusCreated, kc)
@@ -162,8 +168,13 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request) {
 	kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Namespace: r.PathValue("ns"), Name: r.PathValue("name")}}
-	if err := s.Client.Delete(r.Context(), kc, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+	c, err := s.asCaller(r.Context())
+	if err != nil {
 		writeError(w, err)
+		return
+	}
+	if err := c.Delete(r.Context(), kc, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+		writeError(w, asCallerErr(err))
 		return
 	}
 	// Accepted: the cluster is reset (when resetOnDelete) before it goes.
@@ -219,8 +230,13 @@ func (s *Server) scale(up bool) http.HandlerFunc {
 		}
 		// kc carries the resourceVersion read: a change made meanwhile is a
 		// 409, never overwritten.
-		if err := s.Client.Update(r.Context(), kc); err != nil {
+		c, err := s.asCaller(r.Context())
+		if err != nil {
 			writeError(w, err)
+			return
+		}
+		if err := c.Update(r.Context(), kc); err != nil {
+			writeError(w, asCallerErr(err))
 			return
 		}
 		writeJSON(w, http.StatusOK, kc)
@@ -260,7 +276,15 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	})
 	follow := r.URL.Query().Get("follow") == "true"
 	ctx := r.Context()
-	if !follow {
+	if follow {
+		u, _ := ctx.Value(userKey{}).(*User)
+		release, err := s.streams.acquire(u, cmp.Or(s.MaxStreamsPerCaller, DefaultMaxStreamsPerCaller), "log streams")
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		defer release()
+	} else {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.HandlerTimeout)
 		defer cancel()

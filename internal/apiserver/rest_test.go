@@ -30,6 +30,7 @@ import (
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
 )
 
@@ -73,7 +74,7 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 	var admin, reader string
 	BeforeAll(func() {
 		admin = caller("team-a", "admin", rule("cluster.kubeforge.io", "kubernetesclusters", "create", "get", "list", "update", "delete"),
-			rule("", "pods/log", "get"))
+			rule("", "pods/log", "get"), rule("", "secrets", "get"))
 		reader = caller("team-a", "reader", rule("cluster.kubeforge.io", "kubernetesclusters", "get", "list"))
 	})
 
@@ -125,6 +126,37 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 
 		code, body = call("DELETE", path("team-a", "prod"), admin, nil)
 		Expect(code).To(Equal(http.StatusAccepted), string(body))
+	})
+
+	It("should create as the caller: admission checks the caller's access to the Secrets named, and records the caller", func() {
+		// The operator may read every Secret; this caller may create
+		// clusters but not read the SSH key. Made as the operator, the
+		// cluster would have been admitted.
+		noKey := caller("team-a", "no-key", rule("cluster.kubeforge.io", "kubernetesclusters", "create", "get"))
+		code, body := call("POST", path("team-a"), noKey, `{"name":"borrowed-key","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusUnprocessableEntity), string(body))
+		e := apiError(body)
+		Expect(e.Fields).To(ContainElement(And(HaveField("Field", "spec.sshSecretRef.name"),
+			HaveField("Message", ContainSubstring("system:serviceaccount:team-a:no-key may not get the Secret ssh")))))
+		Expect(e.Message).NotTo(ContainSubstring("kubeforge-system"), "nothing of the operator's identity")
+
+		code, body = call("POST", path("team-a"), admin, `{"name":"credited","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusCreated), string(body))
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "credited"}, kc)).To(Succeed())
+		Expect(kc.Annotations).To(HaveKeyWithValue(admit.CreatedByAnnotation, "system:serviceaccount:team-a:admin"))
+
+		// Recorded by the webhook, not taken from the request: neither set
+		// at create nor changed later by hand.
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "credited"}, kc)).To(Succeed())
+		kc.Annotations[admit.CreatedByAnnotation] = "someone-else"
+		Expect(k8sClient.Update(ctx, kc)).To(Succeed())
+		Expect(kc.Annotations).To(HaveKeyWithValue(admit.CreatedByAnnotation, "system:serviceaccount:team-a:admin"))
+		forged := &clusterv1alpha1.KubernetesCluster{}
+		Expect(json.Unmarshal([]byte(`{"metadata":{"namespace":"team-a","name":"forged","annotations":{"kubeforge.io/created-by":"someone-else"}},"spec":`+clusterSpec+`}`), forged)).To(Succeed())
+		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
+		Expect(forged.Annotations[admit.CreatedByAnnotation]).NotTo(Equal("someone-else"))
+		Expect(forged.Annotations[admit.CreatedByAnnotation]).NotTo(BeEmpty())
 	})
 
 	It("should refuse what the caller's RBAC does not allow (403), with the reason, and other namespaces", func() {
@@ -197,26 +229,61 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "cb"}, kc)).To(Succeed())
 		op := clusterv1alpha1.Operation{ID: "create-2", Type: clusterv1alpha1.OpCreate, JobName: "cb-create-2", Result: clusterv1alpha1.ResultRunning}
 		kc.Status.Operations = []clusterv1alpha1.Operation{op}
+		kc.Status.CurrentOperation = op.ID
 		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
 		secret := kubernetescluster.CallbackSecret(kc, op, "the-right-token", "")
 		secret.Annotations = nil
 		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
 		url := path("team-a", "cb", "operations", "create-2", "callback")
 
-		code, _ = call("POST", url, "", `{"result":"succeeded"}`)
-		Expect(code).To(Equal(http.StatusUnauthorized))
-		code, _ = call("POST", url, "a-wrong-token", `{"result":"succeeded"}`)
-		Expect(code).To(Equal(http.StatusUnauthorized))
-		code, _ = call("POST", url, admin, `{"result":"succeeded"}`)
-		Expect(code).To(Equal(http.StatusUnauthorized), "user RBAC does not stand in for the operation's token")
+		// The manager's cache has seen the operation and its Secret.
+		Eventually(func() int {
+			code, _ := call("POST", url, "the-right-token", `{"result":"maybe"}`)
+			return code
+		}).Should(Equal(http.StatusUnprocessableEntity))
+
+		// Every refusal is the same 401, and costs the API server nothing:
+		// the token is checked against the cache before anything is read.
+		refusals := map[string][2]string{
+			"no token":                 {url, ""},
+			"a wrong token":            {url, "a-wrong-token"},
+			"a user's token":           {url, admin},
+			"an operation not running": {path("team-a", "cb", "operations", "upgrade-9", "callback"), "the-right-token"},
+			"a cluster that is not":    {path("team-a", "nope", "operations", "create-2", "callback"), "the-right-token"},
+			"another namespace":        {path("team-b", "cb", "operations", "create-2", "callback"), "the-right-token"},
+		}
+		before := operatorCalls.Load()
+		var first []byte
+		for what, r := range refusals {
+			code, body := call("POST", r[0], r[1], `{"result":"succeeded"}`)
+			Expect(code).To(Equal(http.StatusUnauthorized), what)
+			if first == nil {
+				first = body
+			}
+			Expect(body).To(Equal(first), "%s is refused like the others", what)
+		}
+		Expect(operatorCalls.Load()-before).To(BeZero(), "requests the API server got for %d refused callbacks", len(refusals))
+
 		code, body = call("POST", url, "the-right-token", `{"result":"maybe"}`)
 		Expect(code).To(Equal(http.StatusUnprocessableEntity), string(body))
 		code, body = call("POST", url, "the-right-token", `{"result":"succeeded","message":"all hosts up"}`)
 		Expect(code).To(Equal(http.StatusAccepted), string(body))
-		code, _ = call("POST", url, "the-right-token", `{"result":"failed"}`)
+		code, body = call("POST", url, "the-right-token", `{"result":"failed"}`)
 		Expect(code).To(Equal(http.StatusUnauthorized), "a token works once")
-		code, _ = call("POST", path("team-a", "cb", "operations", "upgrade-9", "callback"), "the-right-token", `{"result":"failed"}`)
-		Expect(code).To(Equal(http.StatusNotFound))
+		Expect(body).To(Equal(first))
+
+		// Once the operation is no longer the current one, its token is dead.
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "cb"}, kc)).To(Succeed())
+		next := clusterv1alpha1.Operation{ID: "scale-3", Type: clusterv1alpha1.OpScaleUp, JobName: "cb-scale-3", Result: clusterv1alpha1.ResultRunning}
+		kc.Status.Operations = append(kc.Status.Operations, next)
+		kc.Status.CurrentOperation = next.ID
+		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
+		old := kubernetescluster.CallbackSecret(kc, clusterv1alpha1.Operation{ID: "create-9"}, "old-token", "")
+		Expect(k8sClient.Create(ctx, old)).To(Succeed())
+		Consistently(func() int {
+			code, _ := call("POST", path("team-a", "cb", "operations", "create-9", "callback"), "old-token", `{"result":"failed"}`)
+			return code
+		}, "1s").Should(Equal(http.StatusUnauthorized), "a token of an operation that is not running")
 
 		got := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: secret.Name}, got)).To(Succeed())

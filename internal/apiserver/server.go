@@ -29,13 +29,15 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"math/big"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"google.golang.org/grpc"
 	"k8s.io/client-go/kubernetes"
@@ -59,9 +61,13 @@ type Server struct {
 	// CertDir holds tls.crt and tls.key; a self-signed certificate is
 	// made when empty.
 	CertDir string
-	// Client reads and writes kubeforge objects as the operator (after the
-	// caller's RBAC allowed the call).
+	// Client reads kubeforge objects as the operator (after the caller's
+	// RBAC allowed the call).
 	Client client.Client
+	// ClientFor returns a client that acts as the caller: every create,
+	// update, patch and delete a call asks for is made with it
+	// (ImpersonatingClients), never as the operator.
+	ClientFor func(*User) (client.Client, error)
 	// Cache is the manager's cache: waiting calls listen to its informer
 	// instead of opening a watch each.
 	Cache cache.Cache
@@ -84,14 +90,66 @@ type Server struct {
 	// it, without waiting for the controller's status write. The manager
 	// wires it in, so that this package does not import the controllers.
 	WorkspaceStatus func(*idev1alpha1.Workspace, *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool)
+	// MaxWaitsPerCaller and MaxStreamsPerCaller bound the create-and-wait
+	// calls and the followed log streams one caller (user name) may hold
+	// open at once; past them a call is refused (429, RESOURCE_EXHAUSTED)
+	// instead of tying up the server. Zero means DefaultMaxWaitsPerCaller
+	// and DefaultMaxStreamsPerCaller.
+	MaxWaitsPerCaller, MaxStreamsPerCaller int
 
 	listener net.Listener
+	waits    slots
+	streams  slots
 }
 
-// The manager creates, changes and deletes what callers ask for, after
-// their own RBAC allowed it; reading installer logs is reading pod logs.
-// +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;delete
-// +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=get;list;watch;create;patch;delete
+// The defaults of Server.MaxWaitsPerCaller and MaxStreamsPerCaller.
+const (
+	DefaultMaxWaitsPerCaller   = 20
+	DefaultMaxStreamsPerCaller = 5
+)
+
+// slots counts what each caller holds open.
+type slots struct {
+	mu   sync.Mutex
+	open map[string]int
+}
+
+// acquire takes one of max slots for u (what names the slots in the
+// refusal), or returns a 429 *Error; release gives it back.
+func (sl *slots) acquire(u *User, max int, what string) (release func(), err error) {
+	if u == nil {
+		return nil, ErrUnauthenticated
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.open[u.Name] >= max {
+		return nil, newError(http.StatusTooManyRequests, "TooManyRequests", "%s has %d %s open, the most one caller may; retry when one ends", u.Name, max, what)
+	}
+	if sl.open == nil {
+		sl.open = map[string]int{}
+	}
+	sl.open[u.Name]++
+	return func() {
+		sl.mu.Lock()
+		defer sl.mu.Unlock()
+		if sl.open[u.Name]--; sl.open[u.Name] <= 0 {
+			delete(sl.open, u.Name)
+		}
+	}, nil
+}
+
+// hostOf is the host of a host:port address, for per-address limits.
+func hostOf(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
+}
+
+// The manager reads what callers ask about, after their own RBAC allowed
+// it; it writes only as the caller (impersonate.go). Reading installer
+// logs is reading pod logs.
+// +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

@@ -19,8 +19,14 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -43,8 +49,10 @@ import (
 // The API server runs against envtest's kube-apiserver with RBAC: callers
 // are ServiceAccounts whose tokens come from the TokenRequest API, with
 // Roles the specs create; the webhooks are installed, so admission errors
-// reach the API's callers. envtest has no kubelet: pod logs come from a
-// fake clientset.
+// reach the API's callers. The server itself runs as a ServiceAccount
+// bound to config/rbac/role.yaml — the operator's real ClusterRole, not
+// envtest's admin — and every request it sends is counted (operatorCalls).
+// envtest has no kubelet: pod logs come from a fake clientset.
 
 var (
 	env       *testenv.Env
@@ -55,7 +63,13 @@ var (
 	baseURL   string
 	addr      string
 	httpc     *http.Client
+	// operatorCalls counts the requests the API server sends as the
+	// operator (watches aside), for the specs that prove it sent none.
+	operatorCalls atomic.Int64
 )
+
+// MaxWaits is the suite's per-caller cap on create-and-wait calls.
+const maxWaits = 25
 
 func TestAPIServer(t *testing.T) {
 	testenv.Run(t, testenv.Suite{
@@ -68,17 +82,25 @@ func TestAPIServer(t *testing.T) {
 			clientset, err = kubernetes.NewForConfig(env.Config)
 			Expect(err).NotTo(HaveOccurred())
 
-			c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
+			operatorCfg := operatorConfig()
+			operator, err := client.New(operatorCfg, client.Options{Scheme: env.Scheme})
+			Expect(err).NotTo(HaveOccurred())
+			c, err := cache.New(operatorCfg, cache.Options{Scheme: env.Scheme})
 			Expect(err).NotTo(HaveOccurred())
 			go func() { defer GinkgoRecover(); Expect(c.Start(ctx)).To(Succeed()) }()
 			Expect(c.WaitForCacheSync(ctx)).To(BeTrue())
 
 			logs = fake.NewClientset()
 			srv := &apiserver.Server{
-				Addr: "127.0.0.1:0", Client: k8sClient, APIReader: k8sClient, Cache: c, Clientset: logs,
-				Auth:           &apiserver.Auth{Client: k8sClient, TTL: 5 * time.Second},
+				Addr: "127.0.0.1:0", Client: operator, APIReader: operator, Cache: c, Clientset: logs,
+				// As in the manager: the clients acting as callers share the
+				// operator's REST mapper (callers may not read discovery).
+				ClientFor: apiserver.ImpersonatingClients(operatorCfg, client.Options{Scheme: env.Scheme, Mapper: operator.RESTMapper()}),
+				// Every caller of the suite comes from 127.0.0.1.
+				Auth:           &apiserver.Auth{Client: operator, TTL: 5 * time.Second, ReviewBurst: 1000},
 				HandlerTimeout: 10 * time.Second, WaitTimeout: time.Minute,
-				WorkspaceStatus: workspace.StatusWith,
+				WorkspaceStatus:   workspace.StatusWith,
+				MaxWaitsPerCaller: maxWaits,
 			}
 			a, err := srv.Listen()
 			Expect(err).NotTo(HaveOccurred())
@@ -99,6 +121,52 @@ func TestAPIServer(t *testing.T) {
 		},
 	})
 }
+
+// operatorConfig makes the operator's identity — a ServiceAccount bound to
+// the ClusterRole of config/rbac/role.yaml — and returns a config that
+// authenticates as it with a token, counting its requests.
+func operatorConfig() *rest.Config {
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	role := &rbacv1.ClusterRole{}
+	Expect(yaml.Unmarshal(b, role)).To(Succeed())
+	role.Name = "kubeforge-manager"
+	Expect(k8sClient.Create(ctx, role)).To(Succeed())
+	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kubeforge-system"}})).To(Succeed())
+	Expect(k8sClient.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kubeforge-system", Name: "kubeforge"}})).To(Succeed())
+	Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeforge-manager"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kubeforge", Namespace: "kubeforge-system"}},
+	})).To(Succeed())
+	tr, err := clientset.CoreV1().ServiceAccounts("kubeforge-system").CreateToken(ctx, "kubeforge", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
+	}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	cfg := &rest.Config{Host: env.Config.Host, BearerToken: tr.Status.Token, TLSClientConfig: rest.TLSClientConfig{CAData: env.Config.CAData},
+		QPS: 100, Burst: 200}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Query().Get("watch") != "true" {
+				operatorCalls.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	// RBAC grants take a moment to reach the authorizer's cache.
+	Eventually(func() error {
+		c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+		if err != nil {
+			return err
+		}
+		return c.List(ctx, &corev1.SecretList{}, client.InNamespace("default"))
+	}).Should(Succeed())
+	return cfg
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // caller makes a ServiceAccount in ns with a Role of rules there, and
 // returns a token for it from the TokenRequest API.
