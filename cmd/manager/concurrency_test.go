@@ -20,10 +20,11 @@ import (
 	"testing"
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 func TestKindConcurrency(t *testing.T) {
-	ks := kinds("cluster.local", false, "")
+	ks := kinds("cluster.local", false, "", validation.DefaultInstallerImages)
 	for _, tc := range []struct {
 		value, err string
 		want       map[string]int

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -56,6 +57,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/engine"
 	kfmetrics "github.com/kubeforge/kubeforge/internal/metrics"
 	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/validation"
 	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
 	clusterwebhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
 	idewebhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
@@ -108,7 +110,7 @@ func cachedTypes(ks []kind) []client.Object {
 }
 
 // apiURL is where installers reach the API server (--api-advertise-url).
-func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
+func kinds(clusterDomain string, certManager bool, apiURL string, installerPolicy validation.ImagePolicy) []kind {
 	return []kind{
 		{
 			name:   "PodSet",
@@ -133,9 +135,10 @@ func kinds(clusterDomain string, certManager bool, apiURL string) []kind {
 			object: &clusterv1alpha1.KubernetesCluster{},
 			types:  kubernetescluster.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL}).SetupWithManager(mgr)
+				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL,
+					InstallerImages: installerPolicy}).SetupWithManager(mgr)
 			},
-			webhooks: clusterwebhooks.SetupKubernetesClusterWebhookWithManager,
+			webhooks: clusterwebhooks.KubernetesClusterWebhook(installerPolicy),
 		},
 		{
 			name:   "Balancer",
@@ -178,6 +181,7 @@ func main() {
 		apiAudience                               string
 		apiMaxWaits, apiMaxStreams, apiTokenBurst int
 		apiTokenRate                              float64
+		installerImages                           string
 		perKindConcurrency                        string
 		cacheSettings                             engine.CacheSettings
 	)
@@ -233,6 +237,9 @@ func main() {
 		"TokenReviews per second one client address may cause with tokens the API has not seen; past the burst, 429.")
 	flag.IntVar(&apiTokenBurst, "api-unknown-token-review-burst", apiserver.DefaultReviewBurst,
 		"The burst of --api-unknown-token-reviews-per-second.")
+	flag.StringVar(&installerImages, "installer-images", strings.Join(validation.DefaultInstallerImages, ","),
+		"The installer images KubernetesClusters may run, comma-separated: repositories (any tag or digest) or prefixes ending in /*; "+
+			"* allows every image. An installer mounts an SSH key to every host of a cluster, so only images the administrator trusts.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	opts := zap.Options{Development: false}
@@ -272,7 +279,17 @@ func main() {
 	setupLog.Info("Discovered cert-manager", "certificates", certManager)
 
 	sch := scheme.New()
-	ks := kinds(clusterDomain, certManager, apiAdvertiseURL)
+	var installerPolicy validation.ImagePolicy
+	for _, image := range strings.Split(installerImages, ",") {
+		if image = strings.TrimSpace(image); image != "" {
+			installerPolicy = append(installerPolicy, image)
+		}
+	}
+	if len(installerPolicy) == 0 {
+		setupLog.Error(nil, "--installer-images is empty: name the installer images to allow, or * for any")
+		os.Exit(1)
+	}
+	ks := kinds(clusterDomain, certManager, apiAdvertiseURL, installerPolicy)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")

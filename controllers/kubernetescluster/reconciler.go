@@ -40,6 +40,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // Types are the objects a KubernetesCluster's controller owns and reads:
@@ -68,6 +69,11 @@ type Reconciler struct {
 	// (its SSH Secret is gone, its namespace is being deleted) waits before
 	// it is let go; engine.DefaultCleanupTimeout when 0.
 	CleanupTimeout time.Duration
+	// InstallerImages are the installer images the operator's
+	// administrator allows (--installer-images);
+	// validation.DefaultInstallerImages when nil. A cluster whose image is
+	// not on the list runs no operation: InvalidSpec, naming the image.
+	InstallerImages validation.ImagePolicy
 }
 
 // +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=get;list;watch;update;patch
@@ -91,7 +97,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// The builders and the planner work on the defaulted spec; only the
 	// status and the finalizer are written.
-	kc, invalid := admit.Prepare(admit.KubernetesCluster, kc)
+	images := r.InstallerImages
+	if images == nil {
+		images = validation.DefaultInstallerImages
+	}
+	kc, invalid := admit.Prepare(admit.KubernetesCluster.With(validation.InstallerImages(images)), kc)
 	if err := r.syncFinalizer(ctx, kc); err != nil {
 		return ctrl.Result{}, err
 	}

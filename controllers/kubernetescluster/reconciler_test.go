@@ -386,6 +386,24 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(jobs("nokey")(Default)).To(BeEmpty())
 	})
 
+	It("should start nothing with an installer image the administrator's list does not allow, stored without the webhook", func() {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rogue-ssh", Namespace: "default"}, Type: corev1.SecretTypeSSHAuth,
+			Data: map[string][]byte{corev1.SSHAuthPrivateKey: []byte("not a real key")}}
+		Expect(suite.Client.Create(suite.Ctx, secret)).To(Succeed())
+		kc := &clusterv1alpha1.KubernetesCluster{
+			ObjectMeta: metav1.ObjectMeta{Name: "rogue", Namespace: "default"},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4",
+				Masters: []clusterv1alpha1.Host{{Address: "10.0.0.10"}}, SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "rogue-ssh"},
+				Installer: clusterv1alpha1.Installer{Image: "quay.io/attacker/kubespray:v2.27.0"}},
+		}
+		Expect(suite.Client.Create(suite.Ctx, kc)).To(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getCluster("rogue")(g).Status.Conditions, conditions.Degraded)
+		}).Should(And(Not(BeNil()), HaveField("Reason", conditions.ReasonInvalidSpec),
+			HaveField("Message", ContainSubstring("quay.io/attacker/kubespray:v2.27.0 is not an installer image"))))
+		Consistently(jobs("rogue"), "2s").Should(BeEmpty())
+	})
+
 	It("should make zero API writes when nothing changed", func() {
 		newCluster("quiet", "10.0.0.21")
 		install("quiet")

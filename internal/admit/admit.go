@@ -56,6 +56,16 @@ type Kind[T client.Object] struct {
 	Secrets func(T) []validation.SecretRef
 }
 
+// With returns the kind with rules added to its create and update
+// validation: the operator administrator's policy (an installer image
+// allow-list), which the webhook and the reconciler then both apply.
+func (k Kind[T]) With(rules func(T) field.ErrorList) Kind[T] {
+	create, update := k.ValidateCreate, k.ValidateUpdate
+	k.ValidateCreate = func(obj T) field.ErrorList { return append(create(obj), rules(obj)...) }
+	k.ValidateUpdate = func(oldObj, newObj T) field.ErrorList { return append(update(oldObj, newObj), rules(newObj)...) }
+	return k
+}
+
 // Prepare is what a reconciler does first: it returns a defaulted copy of
 // obj, for the builders and the status code, and, when that copy breaks a
 // rule, the same Invalid error the validating webhook would have answered.

@@ -35,6 +35,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	kfadmit "github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 )
 
@@ -64,6 +66,10 @@ var _ = Describe("API server", Ordered, Label("api"), func() {
 		kubectlEventually("create", "serviceaccount", "nobody", "-n", apiNS)
 		kubectlEventually("create", "role", "portal", "-n", apiNS, "--verb=create,get,list", "--resource=kubernetesclusters.cluster.kubeforge.io,workspaces.ide.kubeforge.io")
 		kubectlEventually("create", "rolebinding", "portal", "-n", apiNS, "--role=portal", "--serviceaccount="+apiNS+":portal")
+		// The cluster names the SSH key Secret; its creator must be able to
+		// read it (the webhook asks, for the caller the API acts as).
+		kubectlEventually("create", "role", "portal-ssh", "-n", apiNS, "--verb=get", "--resource=secrets", "--resource-name=api-ssh")
+		kubectlEventually("create", "rolebinding", "portal-ssh", "-n", apiNS, "--role=portal-ssh", "--serviceaccount="+apiNS+":portal")
 		kubectlEventually("create", "secret", "generic", "api-ssh", "-n", apiNS, "--type=kubernetes.io/ssh-auth",
 			"--from-literal=ssh-privatekey=a throwaway key for kwok, which runs no installer")
 		for sa, t := range map[string]*string{"portal": &portal, "nobody": &nobody} {
@@ -89,6 +95,10 @@ var _ = Describe("API server", Ordered, Label("api"), func() {
 		}, "3m", "1s").Should(Equal(clusterv1alpha1.PhaseRunning))
 		// Each operation got its callback token, as a Secret.
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: apiNS, Name: "portal-create-2-callback"}, &corev1.Secret{})).To(Succeed())
+		// Made as the caller, not as the operator.
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: apiNS, Name: "portal"}, kc)).To(Succeed())
+		Expect(kc.Annotations).To(HaveKeyWithValue(kfadmit.CreatedByAnnotation, "system:serviceaccount:"+apiNS+":portal"))
 	})
 
 	It("should create a Workspace over gRPC and return once it is Running", func() {
@@ -109,5 +119,8 @@ var _ = Describe("API server", Ordered, Label("api"), func() {
 		Expect(info.GetPhase()).To(Equal("Running"))
 		Expect(info.GetPodIp()).NotTo(BeEmpty())
 		GinkgoWriter.Printf("create-and-wait returned after %s\n", time.Since(start).Round(10*time.Millisecond))
+		ws := &idev1alpha1.Workspace{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: apiNS, Name: "bob"}, ws)).To(Succeed())
+		Expect(ws.Annotations).To(HaveKeyWithValue(kfadmit.CreatedByAnnotation, "system:serviceaccount:"+apiNS+":portal"))
 	})
 })

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -140,6 +141,31 @@ var _ = Describe("KubernetesCluster webhooks and the requester's rights", func()
 		// Changing it to a Secret bob may not read is refused too.
 		err = bob.Patch(suite.Ctx, mine, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"sshSecretRef":{"name":"ops-ssh"}}}`)))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+	})
+
+	It("should refuse an installer image the administrator's list does not allow, on create and on update", func() {
+		err := suite.Client.Create(suite.Ctx, clusterJSON("own-installer",
+			`{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"},"installer":{"image":"quay.io/attacker/kubespray:v2.27.0"}}`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(testenv.Causes(err)).To(ConsistOf("spec.installer.image"))
+		Expect(err.Error()).To(ContainSubstring("quay.io/attacker/kubespray:v2.27.0 is not an installer image this operator's administrator allows"))
+
+		ok := clusterJSON("kubespray-installer", `{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"},"installer":{"image":"kubespray/kubespray:v2.26.0"}}`)
+		Expect(suite.Client.Create(suite.Ctx, ok)).To(Succeed(), "Docker Hub's kubespray is on the default list")
+		err = patch(ok, `[{"op":"replace","path":"/spec/installer/image","value":"registry.example.com/anything:1"}]`)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+	})
+
+	It("should record who created a cluster, and keep it", func() {
+		dave, err := suite.Env.As(suite.Ctx, "dave", "default", clusters,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"daves-ssh"}, Verbs: []string{"get"}})
+		Expect(err).NotTo(HaveOccurred())
+		u := clusterJSON("daves-own", spec("daves-ssh"))
+		u.SetAnnotations(map[string]string{admit.CreatedByAnnotation: "alice"})
+		Expect(dave.Create(suite.Ctx, u)).To(Succeed())
+		Expect(u.GetAnnotations()).To(HaveKeyWithValue(admit.CreatedByAnnotation, "dave"), "not what the request said")
+		Expect(patch(u, `[{"op":"replace","path":"/metadata/annotations/kubeforge.io~1created-by","value":"alice"}]`)).To(Succeed())
+		Expect(u.GetAnnotations()).To(HaveKeyWithValue(admit.CreatedByAnnotation, "dave"), "not changed by an update")
 	})
 
 	It("should let someone without the Secret change what does not name it", func() {

@@ -22,12 +22,22 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // +kubebuilder:webhook:path=/mutate-cluster-kubeforge-io-v1alpha1-kubernetescluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;update,versions=v1alpha1,name=mkubernetescluster-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 // +kubebuilder:webhook:path=/validate-cluster-kubeforge-io-v1alpha1-kubernetescluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;update,versions=v1alpha1,name=vkubernetescluster-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
-// SetupKubernetesClusterWebhookWithManager serves the KubernetesCluster webhooks.
+// SetupKubernetesClusterWebhookWithManager serves the KubernetesCluster
+// webhooks with the default installer image policy.
 func SetupKubernetesClusterWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, admit.KubernetesCluster)
+	return KubernetesClusterWebhook(validation.DefaultInstallerImages)(mgr)
+}
+
+// KubernetesClusterWebhook serves the KubernetesCluster webhooks, refusing
+// installer images that images does not allow (--installer-images).
+func KubernetesClusterWebhook(images validation.ImagePolicy) func(ctrl.Manager) error {
+	return func(mgr ctrl.Manager) error {
+		return admit.Register(mgr, admit.KubernetesCluster.With(validation.InstallerImages(images)))
+	}
 }
