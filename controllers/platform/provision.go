@@ -322,7 +322,7 @@ func (r *Reconciler) provision(ctx context.Context, p *appsv1alpha1.Platform, se
 		name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
 		log.Info("Provisioning a database", "component", c.Name, "database", name, "user", user)
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := admin.Provision(pctx, name, user, passwords[c.Name])
+		err := admin.Provision(pctx, name, user, passwords[c.Name], DatabaseOwner(p))
 		cancel()
 		report(c, err)
 		if err != nil && first == nil {
@@ -352,13 +352,22 @@ func (r *Reconciler) dropDatabases(ctx context.Context, spec *appsv1alpha1.Platf
 		name, user := appsv1alpha1.DatabaseName(spec, c), appsv1alpha1.DatabaseUser(spec, c)
 		log.Info("Dropping a database", "component", c.Name, "database", name, "user", user)
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := admin.Drop(dctx, name, user)
+		err := admin.Drop(dctx, name, user, DatabaseOwner(spec))
 		cancel()
 		if err != nil {
 			return fmt.Errorf("dropping the database of %s: %w", c.Name, err)
 		}
 	}
 	return nil
+}
+
+// DatabaseOwner is whom a Platform's databases and users are recorded as
+// created for, on the server (database.Admin): its kind, namespace and
+// name — so that no other Platform, nor one of the same name in another
+// namespace, takes them, and a Platform deleted without dropOnDelete and
+// created again takes its own back.
+func DatabaseOwner(p *appsv1alpha1.Platform) string {
+	return "Platform " + p.Namespace + "/" + p.Name
 }
 
 // dbReason is the condition reason of a failure of the database step.

@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -31,6 +32,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/platform"
+	"github.com/kubeforge/kubeforge/controllers/platform/database"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/testdb"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
@@ -121,7 +123,7 @@ var _ = Describe("Platform databases", func() {
 				Eventually(func(g Gomega) {
 					api, worker = credentials(g, n+"-api-db"), credentials(g, n+"-worker-db")
 				}).Should(Succeed())
-				Expect(api).To(HaveKeyWithValue("database", strings.ReplaceAll(n, "-", "_")+"_api"))
+				Expect(api).To(HaveKeyWithValue("database", "default_"+strings.ReplaceAll(n, "-", "_")+"_api"))
 				Expect(api).To(HaveKeyWithValue("host", s.Host))
 				Expect(api).To(HaveKeyWithValue("port", fmt.Sprint(s.Port)))
 				Expect(api["url"]).To(HavePrefix(engine + "://" + api["username"] + ":" + api["password"] + "@"))
@@ -185,6 +187,22 @@ var _ = Describe("Platform databases", func() {
 				Eventually(gone(&appsv1alpha1.Platform{}, n)).Should(BeTrue())
 				Expect(s.Databases()).To(ContainElements(api["database"], worker["database"]))
 				Expect(s.Exec(worker["username"], worker["password"], worker["database"], "SELECT * FROM jobs")).To(Succeed())
+			})
+
+			It("should not take over a database someone made by hand: NameConflict, and the database untouched after the Platform goes", func() {
+				n := name("theirs")
+				db := "default_" + strings.ReplaceAll(n, "-", "_") + "_api"
+				Expect(s.Exec(s.AdminUser, s.AdminPassword, "", "CREATE DATABASE "+db)).To(Succeed())
+				Expect(s.Exec(s.AdminUser, s.AdminPassword, db, "CREATE TABLE precious (id INT)", "INSERT INTO precious VALUES (42)")).To(Succeed())
+				p := dbPlatform(n, engine)
+				p.Spec.Database.DropOnDelete = true
+				Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+				Eventually(databaseCondition(n)).Should(And(HaveField("Status", metav1.ConditionFalse),
+					HaveField("Reason", database.ReasonNameConflict), HaveField("Message", ContainSubstring("the database "+db+" exists on the server"))))
+				Expect(suite.Client.Delete(suite.Ctx, p)).To(Succeed())
+				Eventually(func() bool { return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key(n), &appsv1alpha1.Platform{})) }, "30s").Should(BeTrue())
+				Expect(s.Exec(s.AdminUser, s.AdminPassword, db, "SELECT id FROM precious WHERE id = 42")).To(Succeed(), "the table is still there")
+				Expect(s.Exec(s.AdminUser, s.AdminPassword, "", "DROP DATABASE "+db)).To(Succeed())
 			})
 
 			It("should drop the databases and users on delete with dropOnDelete, and wait while the server is away", func() {

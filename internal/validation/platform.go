@@ -154,7 +154,7 @@ var databaseIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 // Names the servers keep for themselves.
 var (
 	reservedDatabases = map[appsv1alpha1.DatabaseEngine][]string{
-		appsv1alpha1.DatabaseMySQL:      {"mysql", "information_schema", "performance_schema", "sys"},
+		appsv1alpha1.DatabaseMySQL:      {"mysql", "information_schema", "performance_schema", "sys", "kubeforge"},
 		appsv1alpha1.DatabasePostgreSQL: {"postgres", "template0", "template1"},
 	}
 	reservedUsers = map[appsv1alpha1.DatabaseEngine][]string{

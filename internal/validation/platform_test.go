@@ -222,7 +222,7 @@ func TestDefaultPlatformDatabase(t *testing.T) {
 	if d.Port != 5432 || d.TLS.Mode != appsv1alpha1.DatabaseTLSRequire {
 		t.Errorf("port %d, tls %q", d.Port, d.TLS.Mode)
 	}
-	if got := p.Spec.Components[1].Database; got.Name != "acme_prod_api" || got.User != "acme_prod_api" {
+	if got := p.Spec.Components[1].Database; got.Name != "default_acme_prod_api" || got.User != "default_acme_prod_api" {
 		t.Errorf("api database %+v", got)
 	}
 	if got := p.Spec.Components[4].Database; got.Name != "ledger" || got.User != "ledger" {
@@ -237,7 +237,7 @@ func TestDefaultPlatformDatabase(t *testing.T) {
 		t.Errorf("mysql port %d", my.Spec.Database.Port)
 	}
 	db := my.Spec.Components[1].Database
-	if db.Name != "long_platformlong_platformlong_platform_api" || len(db.User) != 32 || !strings.HasPrefix(db.User, "long_platformlong_platf_") {
+	if db.Name != "default_long_platformlong_platformlong_platform_api" || len(db.User) != 32 || !strings.HasPrefix(db.User, "default_long_platformlo_") {
 		t.Errorf("mysql names %+v: the user must fit in 32 characters", db)
 	}
 	if errs := Platform(my); len(errs) > 0 {

@@ -56,12 +56,13 @@ func DefaultDatabasePort(engine DatabaseEngine) int32 {
 }
 
 // DatabaseName is the name of a component's database: database.name, or
-// <platform>_<component> sanitised.
+// <namespace>_<platform>_<component> sanitised (two Platforms of one name
+// in two namespaces never share a database).
 func DatabaseName(p *Platform, c *PlatformComponent) string {
 	if c.Database != nil && c.Database.Name != "" {
 		return c.Database.Name
 	}
-	return SanitizeDatabaseIdentifier(p.Name + "_" + c.Name)
+	return SanitizeDatabaseIdentifier(p.Namespace + "_" + p.Name + "_" + c.Name)
 }
 
 // DatabaseUser is the user of a component's database: database.user, or

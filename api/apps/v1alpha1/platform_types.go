@@ -299,7 +299,7 @@ type ComponentDatabase struct {
 	// +required
 	Enabled bool `json:"enabled"`
 
-	// name of the database. Defaults to <platform>_<component>, with
+	// name of the database. Defaults to <namespace>_<platform>_<component>, with
 	// every character other than a-z, 0-9 and _ replaced by _. Lower-case
 	// letters, digits and _, starting with a letter or _. Cannot change.
 	// +kubebuilder:validation:MaxLength=63

@@ -63,6 +63,9 @@ const (
 	ReasonAuthenticationFailed = "AuthenticationFailed"
 	ReasonTLSFailed            = "TLSFailed"
 	ReasonProvisioningFailed   = "ProvisioningFailed"
+	// ReasonNameConflict: the database or user exists on the server and
+	// was not created for this owner; kubeforge does not take it over.
+	ReasonNameConflict = "NameConflict"
 )
 
 // Server says how to reach a database server as its admin.
@@ -101,13 +104,25 @@ func (s Server) TLSConfig() (*tls.Config, error) {
 }
 
 // Admin is a connection to a server as its admin.
+//
+// Ownership: every database and user kubeforge creates is recorded on the
+// server itself as created for owner (e.g. "Platform shop/acme"), in the
+// same step that creates it — PostgreSQL: a comment on the role, and the
+// database owned by that role; MySQL/MariaDB: a row in the table
+// kubeforge.claims. A database or user that exists without that record —
+// made by hand, by another tool, for another Platform — is never changed,
+// granted to, or dropped: Provision answers ReasonNameConflict. The record
+// lives on the server, so it holds across manager restarts, reinstalls and
+// lost status; a Platform deleted and created again under the same name
+// takes its database back.
 type Admin interface {
-	// Provision makes database and user exist, sets the user's password,
-	// and grants the user all privileges on database, and no one else
-	// any. It is idempotent.
-	Provision(ctx context.Context, database, user, password string) error
-	// Drop drops database and user, if they exist.
-	Drop(ctx context.Context, database, user string) error
+	// Provision makes database and user exist for owner, sets the user's
+	// password, and grants the user all privileges on database, and no one
+	// else any. It is idempotent.
+	Provision(ctx context.Context, database, user, password, owner string) error
+	// Drop drops database and user if they exist and were created for
+	// owner; what was not is left alone.
+	Drop(ctx context.Context, database, user, owner string) error
 	// Close closes the connection.
 	Close() error
 }
@@ -138,6 +153,13 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// conflict is the NameConflict error for what (e.g. "the database acme")
+// that exists and was not created for owner.
+func conflict(what, owner, fix string) error {
+	return &Error{Reason: ReasonNameConflict, Err: fmt.Errorf(
+		"%s exists on the server and was not created for %s; kubeforge does not take it over: %s", what, owner, fix)}
+}
 
 // Reason classifies an error of this package: ServerUnreachable,
 // AuthenticationFailed, TLSFailed or ProvisioningFailed.

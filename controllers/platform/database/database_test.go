@@ -81,6 +81,9 @@ func each(t *testing.T, f func(t *testing.T, s *testdb.Server)) {
 	}
 }
 
+// owner is whom the tests provision for.
+const owner = "Platform test/acme"
+
 func createTable(s *testdb.Server, user, password, db string) error {
 	return s.Exec(user, password, db, "CREATE TABLE t_"+user+" (id INT)", "INSERT INTO t_"+user+" VALUES (1)")
 }
@@ -89,14 +92,14 @@ func TestProvisionIsolatesComponents(t *testing.T) {
 	each(t, func(t *testing.T, s *testdb.Server) {
 		a := connect(t, admin(s, database.TLSRequire))
 		ctx := context.Background()
-		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-1"); err != nil {
+		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-1", owner); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Provision(ctx, "iso_worker", "iso_worker", "worker-password-1"); err != nil {
+		if err := a.Provision(ctx, "iso_worker", "iso_worker", "worker-password-1", owner); err != nil {
 			t.Fatal(err)
 		}
 		// Idempotent: again, nothing fails and nothing changes.
-		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-1"); err != nil {
+		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-1", owner); err != nil {
 			t.Fatalf("provisioning again: %v", err)
 		}
 		if err := createTable(s, "iso_api", "api-password-1", "iso_api"); err != nil {
@@ -126,7 +129,7 @@ func TestProvisionIsolatesComponents(t *testing.T) {
 		}
 
 		// A new password: the old one stops working, the new one works.
-		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-2"); err != nil {
+		if err := a.Provision(ctx, "iso_api", "iso_api", "api-password-2", owner); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Exec("iso_api", "api-password-1", "iso_api", "SELECT 1"); err == nil {
@@ -137,10 +140,10 @@ func TestProvisionIsolatesComponents(t *testing.T) {
 		}
 
 		for _, c := range []string{"iso_api", "iso_worker"} {
-			if err := a.Drop(ctx, c, c); err != nil {
+			if err := a.Drop(ctx, c, c, owner); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Drop(ctx, c, c); err != nil {
+			if err := a.Drop(ctx, c, c, owner); err != nil {
 				t.Fatalf("dropping again: %v", err)
 			}
 		}
@@ -168,7 +171,7 @@ func TestHostileNamesAreQuoted(t *testing.T) {
 	each(t, func(t *testing.T, s *testdb.Server) {
 		a := connect(t, admin(s, database.TLSDisable))
 		ctx := context.Background()
-		if err := a.Provision(ctx, "canary", "canary", "canary-password"); err != nil {
+		if err := a.Provision(ctx, "canary", "canary", "canary-password", owner); err != nil {
 			t.Fatal(err)
 		}
 		for i, name := range hostile {
@@ -177,7 +180,7 @@ func TestHostileNamesAreQuoted(t *testing.T) {
 				user = user[:len(user)-(len(user)-32)]
 			}
 			password := `p'a"s\s` + "`;-- " + name
-			if err := a.Provision(ctx, name, user, password); err != nil {
+			if err := a.Provision(ctx, name, user, password, owner); err != nil {
 				t.Fatalf("%q: %v", name, err)
 			}
 			dbs, err := s.Databases()
@@ -190,7 +193,7 @@ func TestHostileNamesAreQuoted(t *testing.T) {
 			if err := s.Exec(user, password, name, "SELECT 1"); err != nil {
 				t.Fatalf("%q logging in with its quoted password: %v", user, err)
 			}
-			if err := a.Drop(ctx, name, user); err != nil {
+			if err := a.Drop(ctx, name, user, owner); err != nil {
 				t.Fatalf("dropping %q: %v", name, err)
 			}
 		}
@@ -201,10 +204,10 @@ func TestHostileNamesAreQuoted(t *testing.T) {
 		if err := s.Exec(s.AdminUser, s.AdminPassword, "", "SELECT 1"); err != nil {
 			t.Fatalf("the admin: %v", err)
 		}
-		if err := a.Provision(ctx, "nul\x00db", "nul", "password"); err == nil {
+		if err := a.Provision(ctx, "nul\x00db", "nul", "password", owner); err == nil {
 			t.Fatal("a NUL in a name was accepted")
 		}
-		_ = a.Drop(ctx, "canary", "canary")
+		_ = a.Drop(ctx, "canary", "canary", owner)
 	})
 }
 
@@ -252,10 +255,10 @@ func TestConnectFailures(t *testing.T) {
 		}
 		// verify-full with the server's CA works.
 		a := connect(t, admin(s, database.TLSVerifyFull))
-		if err := a.Provision(ctx, "tls_ok", "tls_ok", "tls-password"); err != nil {
+		if err := a.Provision(ctx, "tls_ok", "tls_ok", "tls-password", owner); err != nil {
 			t.Fatal(err)
 		}
-		_ = a.Drop(ctx, "tls_ok", "tls_ok")
+		_ = a.Drop(ctx, "tls_ok", "tls_ok", owner)
 	})
 }
 
@@ -269,16 +272,16 @@ func TestPostgresAdminWithoutSuperuser(t *testing.T) {
 	ds.Username, ds.Password = "kfcreator", "creator-pw"
 	a := connect(t, ds)
 	ctx := context.Background()
-	if err := a.Provision(ctx, "nosuper", "nosuper", "nosuper-pw"); err != nil {
+	if err := a.Provision(ctx, "nosuper", "nosuper", "nosuper-pw", owner); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Provision(ctx, "nosuper", "nosuper", "nosuper-pw-2"); err != nil {
+	if err := a.Provision(ctx, "nosuper", "nosuper", "nosuper-pw-2", owner); err != nil {
 		t.Fatalf("again: %v", err)
 	}
 	if err := createTable(s, "nosuper", "nosuper-pw-2", "nosuper"); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Drop(ctx, "nosuper", "nosuper"); err != nil {
+	if err := a.Drop(ctx, "nosuper", "nosuper", owner); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -287,10 +290,10 @@ func TestTheAdminsOwnLoginIsNeverProvisionedOrDropped(t *testing.T) {
 	each(t, func(t *testing.T, s *testdb.Server) {
 		a := connect(t, admin(s, database.TLSDisable))
 		ctx := context.Background()
-		if err := a.Provision(ctx, "adminsdb", s.AdminUser, "a-new-password"); err == nil {
+		if err := a.Provision(ctx, "adminsdb", s.AdminUser, "a-new-password", owner); err == nil {
 			t.Fatal("the admin's own login was provisioned (its password changed)")
 		}
-		if err := a.Drop(ctx, "adminsdb", s.AdminUser); err == nil {
+		if err := a.Drop(ctx, "adminsdb", s.AdminUser, owner); err == nil {
 			t.Fatal("the admin's own login was dropped")
 		}
 		if err := s.Exec(s.AdminUser, s.AdminPassword, "", "SELECT 1"); err != nil {
@@ -299,32 +302,104 @@ func TestTheAdminsOwnLoginIsNeverProvisionedOrDropped(t *testing.T) {
 	})
 }
 
-func TestPostgresNeverReceivesThePassword(t *testing.T) {
-	s := servers[testdb.PostgreSQL]
-	password, err := database.GeneratePassword()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := connect(t, admin(s, database.TLSDisable))
-	ctx := context.Background()
-	for range 2 { // created, then set again
-		if err := a.Provision(ctx, "scram", "scram", password); err != nil {
+// Neither server ever receives a component's password: PostgreSQL gets
+// the SCRAM verifier, MariaDB the mysql_native_password hash. Both log
+// every statement they receive here.
+func TestTheServerNeverReceivesThePassword(t *testing.T) {
+	each(t, func(t *testing.T, s *testdb.Server) {
+		password, err := database.GeneratePassword()
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := createTable(s, "scram", password, "scram"); err != nil {
-		t.Fatalf("the user cannot log in with its password: %v", err)
-	}
-	log, err := s.Log()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(log, "SCRAM-SHA-256$4096:") {
-		t.Fatal("the server's statement log shows no verifier: is log_statement on?")
-	}
-	if strings.Contains(log, password) {
-		t.Fatal("the password is in the server's statement log")
-	}
+		a := connect(t, admin(s, database.TLSDisable))
+		ctx := context.Background()
+		for range 2 { // created, then set again
+			if err := a.Provision(ctx, "hashed", "hashed", password, owner); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := createTable(s, "hashed", password, "hashed"); err != nil {
+			t.Fatalf("the user cannot log in with its password: %v", err)
+		}
+		log, err := s.Log()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := map[string]string{testdb.PostgreSQL: "SCRAM-SHA-256$4096:", testdb.MariaDB: database.NativePasswordHash(password)}[s.Engine]
+		if !strings.Contains(log, stored) {
+			t.Fatalf("the server's statement log shows no %s: does it log every statement?", stored)
+		}
+		if strings.Contains(log, password) {
+			t.Fatal("the password is in the server's statement log")
+		}
+		_ = a.Drop(ctx, "hashed", "hashed", owner)
+	})
+}
+
+// What exists on the server and was not created for this owner — made by
+// hand, or for another Platform — is not changed, granted to or dropped:
+// NameConflict. The record is on the server: a new connection (a manager
+// restart) still knows what is its own.
+func TestProvisionNeverTakesOver(t *testing.T) {
+	each(t, func(t *testing.T, s *testdb.Server) {
+		ctx := context.Background()
+		a := connect(t, admin(s, database.TLSDisable))
+		// A user's own database and login, with other privileges.
+		if err := s.Exec(s.AdminUser, s.AdminPassword, "", "CREATE DATABASE handmade", "CREATE DATABASE elsewhere"); err != nil {
+			t.Fatal(err)
+		}
+		byHand := map[string][]string{
+			testdb.MariaDB: {"CREATE USER 'handmade'@'%' IDENTIFIED BY 'theirs'", "GRANT ALL ON elsewhere.* TO 'handmade'@'%'"},
+			testdb.PostgreSQL: {"CREATE ROLE handmade LOGIN PASSWORD 'theirs'", "GRANT ALL ON DATABASE elsewhere TO handmade",
+				"ALTER DATABASE handmade OWNER TO handmade"},
+		}[s.Engine]
+		if err := s.Exec(s.AdminUser, s.AdminPassword, "", byHand...); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ db, user string }{{"handmade", "handmade"}, {"handmade", "fresh_user"}, {"fresh_db", "handmade"}} {
+			err := a.Provision(ctx, c.db, c.user, "kubeforges-password", owner)
+			if database.Reason(err) != database.ReasonNameConflict {
+				t.Fatalf("provisioning %s/%s over what a user made: %v, want NameConflict", c.db, c.user, err)
+			}
+			if err := a.Drop(ctx, c.db, c.user, owner); err != nil {
+				t.Fatalf("dropping %s/%s: %v", c.db, c.user, err)
+			}
+		}
+		if err := s.Exec("handmade", "theirs", "elsewhere", "SELECT 1"); err != nil {
+			t.Fatalf("the user's login changed: %v", err)
+		}
+		dbs, _ := s.Databases()
+		if !slices.Contains(dbs, "handmade") {
+			t.Fatal("the user's database was dropped")
+		}
+
+		// Another Platform's database, seen from a new connection.
+		if err := a.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-1", "Platform shop/acme"); err != nil {
+			t.Fatal(err)
+		}
+		b := connect(t, admin(s, database.TLSDisable))
+		if err := b.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-2", "Platform other/acme"); database.Reason(err) != database.ReasonNameConflict {
+			t.Fatalf("another Platform's database: %v, want NameConflict", err)
+		}
+		if err := b.Drop(ctx, "shop_acme_api", "shop_acme_api", "Platform other/acme"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Exec("shop_acme_api", "pw-1", "shop_acme_api", "SELECT 1"); err != nil {
+			t.Fatalf("another Platform's drop or provision touched it: %v", err)
+		}
+		if err := b.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-3", "Platform shop/acme"); err != nil {
+			t.Fatalf("its own Platform, after a restart: %v", err)
+		}
+		if err := b.Drop(ctx, "shop_acme_api", "shop_acme_api", "Platform shop/acme"); err != nil {
+			t.Fatal(err)
+		}
+		dbs, _ = s.Databases()
+		if slices.Contains(dbs, "shop_acme_api") {
+			t.Fatal("its own Platform's drop left the database")
+		}
+		_ = s.Exec(s.AdminUser, s.AdminPassword, "", "DROP DATABASE handmade", "DROP DATABASE elsewhere")
+		_ = s.Exec(s.AdminUser, s.AdminPassword, "", map[string]string{testdb.MariaDB: "DROP USER 'handmade'@'%'", testdb.PostgreSQL: "DROP ROLE handmade"}[s.Engine])
+	})
 }
 
 func TestGeneratePassword(t *testing.T) {

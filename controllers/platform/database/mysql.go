@@ -16,7 +16,9 @@ package database
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
+	"encoding/hex"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -69,8 +71,99 @@ func QuoteMySQLGrantDatabase(name string) string {
 	return QuoteMySQLIdentifier(r.Replace(name))
 }
 
-func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password string) error {
+// ClaimsDatabase is where kubeforge records, on a MySQL/MariaDB server,
+// which databases and users it created and for whom (table claims). No
+// component may be given this name.
+const ClaimsDatabase = "kubeforge"
+
+// claims makes the claims table exist.
+func (a *mysqlAdmin) claims(ctx context.Context) error {
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS " + QuoteMySQLIdentifier(ClaimsDatabase),
+		"CREATE TABLE IF NOT EXISTS " + QuoteMySQLIdentifier(ClaimsDatabase) + ".claims (" +
+			"kind VARCHAR(16) NOT NULL, name VARCHAR(64) NOT NULL, owner VARCHAR(512) NOT NULL, PRIMARY KEY (kind, name)) " +
+			"DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin",
+	} {
+		if _, err := a.db.ExecContext(ctx, q); err != nil {
+			return &Error{Reason: classify(err), Err: fmt.Errorf("making kubeforge's claims table: %w", err)}
+		}
+	}
+	return nil
+}
+
+// claimOf returns the owner a claim records for kind/name, "" if none.
+func (a *mysqlAdmin) claimOf(ctx context.Context, kind, name string) (string, error) {
+	var owner string
+	err := a.db.QueryRowContext(ctx, "SELECT owner FROM "+QuoteMySQLIdentifier(ClaimsDatabase)+".claims WHERE kind = ? AND name = ?", kind, name).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", &Error{Reason: classify(err), Err: err}
+	}
+	return owner, nil
+}
+
+// claim records kind/name as owner's, unless it exists without a claim
+// (made by someone else) or is another owner's: then NameConflict. A
+// claim is written before the object is created, so a crash in between
+// leaves a claim for an object that is created on the next try.
+func (a *mysqlAdmin) claim(ctx context.Context, kind, name, owner, existsQuery, fix string) error {
+	held, err := a.claimOf(ctx, kind, name)
+	if err != nil {
+		return err
+	}
+	if held == owner {
+		return nil
+	}
+	what := "the " + kind + " " + name
+	if held != "" {
+		return conflict(what, owner, fix)
+	}
+	var one int
+	switch err := a.db.QueryRowContext(ctx, existsQuery, name).Scan(&one); {
+	case err == nil:
+		return conflict(what, owner, fix)
+	case !errors.Is(err, sql.ErrNoRows):
+		return &Error{Reason: classify(err), Err: err}
+	}
+	if _, err := a.db.ExecContext(ctx, "INSERT INTO "+QuoteMySQLIdentifier(ClaimsDatabase)+".claims (kind, name, owner) VALUES (?, ?, ?)", kind, name, owner); err != nil {
+		var my *mysql.MySQLError
+		if errors.As(err, &my) && my.Number == 1062 { // duplicate key: claimed meanwhile
+			return conflict(what, owner, fix)
+		}
+		return &Error{Reason: classify(err), Err: err}
+	}
+	return nil
+}
+
+const (
+	userExists     = "SELECT 1 FROM mysql.user WHERE User = ? AND Host = '%'"
+	databaseExists = "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?"
+)
+
+func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password, owner string) error {
 	if err := checkProvision(database, user, password, a.self); err != nil {
+		return err
+	}
+	if database == ClaimsDatabase {
+		return &Error{Reason: ReasonProvisioningFailed, Err: fmt.Errorf("the database %s is where kubeforge records what it created", database)}
+	}
+	if err := a.claims(ctx); err != nil {
+		return err
+	}
+	if err := a.claim(ctx, "user", user, owner, userExists, "drop it, or name another in components[].database.user"); err != nil {
+		return err
+	}
+	if err := a.claim(ctx, "database", database, owner, databaseExists, "drop it, or name another in components[].database.name"); err != nil {
+		return err
+	}
+	// The password reaches the server as a hash where the server takes one
+	// (MariaDB: mysql_native_password's double SHA-1), so its general log
+	// shows nothing to log in with; MySQL rewrites IDENTIFIED BY in its
+	// logs itself (unless started with log-raw).
+	identified, secret, err := a.identifiedBy(ctx, password)
+	if err != nil {
 		return err
 	}
 	db := QuoteMySQLIdentifier(database)
@@ -80,8 +173,8 @@ func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password str
 		args  []any
 	}{
 		{"creating database " + database, "CREATE DATABASE IF NOT EXISTS " + db, nil},
-		{"creating user " + user, "CREATE USER IF NOT EXISTS ?@'%' IDENTIFIED BY ?", []any{user, password}},
-		{"setting the password of " + user, "ALTER USER ?@'%' IDENTIFIED BY ?", []any{user, password}},
+		{"creating user " + user, "CREATE USER IF NOT EXISTS ?@'%' " + identified, []any{user, secret}},
+		{"setting the password of " + user, "ALTER USER ?@'%' " + identified, []any{user, secret}},
 		{"granting " + user + " its database", "GRANT ALL PRIVILEGES ON " + QuoteMySQLGrantDatabase(database) + ".* TO ?@'%'", []any{user}},
 	}
 	for _, st := range steps {
@@ -92,18 +185,59 @@ func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password str
 	return nil
 }
 
-func (a *mysqlAdmin) Drop(ctx context.Context, database, user string) error {
+// identifiedBy is the clause that sets a password, and what goes in its
+// placeholder: on MariaDB the mysql_native_password hash, else the
+// password (MySQL masks it in its logs).
+func (a *mysqlAdmin) identifiedBy(ctx context.Context, password string) (string, string, error) {
+	var version string
+	if err := a.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return "", "", &Error{Reason: classify(err), Err: err}
+	}
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		return "IDENTIFIED BY PASSWORD ?", NativePasswordHash(password), nil
+	}
+	return "IDENTIFIED BY ?", password, nil
+}
+
+// NativePasswordHash is mysql_native_password's stored form of password:
+// "*" and the upper-case hex of SHA1(SHA1(password)).
+func NativePasswordHash(password string) string {
+	first := sha1.Sum([]byte(password)) //nolint:gosec // the server's own scheme, not our choice
+	second := sha1.Sum(first[:])        //nolint:gosec // as above
+	return "*" + strings.ToUpper(hex.EncodeToString(second[:]))
+}
+
+func (a *mysqlAdmin) Drop(ctx context.Context, database, user, owner string) error {
 	if err := checkIdentifier("database", database); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
 	if err := errors.Join(checkIdentifier("user", user), notAdmin(user, a.self)); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
-	if _, err := a.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+QuoteMySQLIdentifier(database)); err != nil {
-		return &Error{Reason: classify(err), Err: fmt.Errorf("dropping database %s: %w", database, err)}
+	if err := a.claims(ctx); err != nil {
+		return err
 	}
-	if _, err := a.db.ExecContext(ctx, "DROP USER IF EXISTS ?@'%'", user); err != nil {
-		return &Error{Reason: classify(err), Err: fmt.Errorf("dropping user %s: %w", user, err)}
+	// Only what is recorded as owner's; the claim goes after the object.
+	claims := QuoteMySQLIdentifier(ClaimsDatabase) + ".claims"
+	if held, err := a.claimOf(ctx, "database", database); err != nil {
+		return err
+	} else if held == owner {
+		if _, err := a.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+QuoteMySQLIdentifier(database)); err != nil {
+			return &Error{Reason: classify(err), Err: fmt.Errorf("dropping database %s: %w", database, err)}
+		}
+		if _, err := a.db.ExecContext(ctx, "DELETE FROM "+claims+" WHERE kind = 'database' AND name = ?", database); err != nil {
+			return &Error{Reason: classify(err), Err: err}
+		}
+	}
+	if held, err := a.claimOf(ctx, "user", user); err != nil {
+		return err
+	} else if held == owner {
+		if _, err := a.db.ExecContext(ctx, "DROP USER IF EXISTS ?@'%'", user); err != nil {
+			return &Error{Reason: classify(err), Err: fmt.Errorf("dropping user %s: %w", user, err)}
+		}
+		if _, err := a.db.ExecContext(ctx, "DELETE FROM "+claims+" WHERE kind = 'user' AND name = ?", user); err != nil {
+			return &Error{Reason: classify(err), Err: err}
+		}
 	}
 	return nil
 }

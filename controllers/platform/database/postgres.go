@@ -76,13 +76,55 @@ func (a *postgresAdmin) exists(ctx context.Context, query, name string) (bool, e
 	return true, nil
 }
 
-func (a *postgresAdmin) Provision(ctx context.Context, database, user, password string) error {
+// ownerComment is what a role kubeforge created carries as its comment.
+func ownerComment(owner string) string { return "created by kubeforge for " + owner }
+
+// roleOwner returns whether user exists, and its comment.
+func (a *postgresAdmin) roleOwner(ctx context.Context, user string) (bool, string, error) {
+	var comment *string
+	err := a.conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = $1", user).Scan(&comment)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, "", nil
+	}
+	if err != nil {
+		return false, "", &Error{Reason: classify(err), Err: err}
+	}
+	if comment == nil {
+		return true, "", nil
+	}
+	return true, *comment, nil
+}
+
+// databaseOwner returns whether database exists, and its owner's name.
+func (a *postgresAdmin) databaseOwner(ctx context.Context, database string) (bool, string, error) {
+	var owner string
+	err := a.conn.QueryRow(ctx, "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = $1", database).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, "", nil
+	}
+	if err != nil {
+		return false, "", &Error{Reason: classify(err), Err: err}
+	}
+	return true, owner, nil
+}
+
+func (a *postgresAdmin) Provision(ctx context.Context, database, user, password, owner string) error {
 	if err := checkProvision(database, user, password, a.self); err != nil {
 		return err
 	}
-	roleExists, err := a.exists(ctx, "SELECT 1 FROM pg_roles WHERE rolname = $1", user)
+	roleExists, comment, err := a.roleOwner(ctx, user)
 	if err != nil {
 		return err
+	}
+	if roleExists && comment != ownerComment(owner) {
+		return conflict("the user "+user, owner, "drop it, or name another in components[].database.user")
+	}
+	dbExists, dbOwner, err := a.databaseOwner(ctx, database)
+	if err != nil {
+		return err
+	}
+	if dbExists && (!roleExists || dbOwner != user) {
+		return conflict("the database "+database, owner, "drop it, or name another in components[].database.name")
 	}
 	// The server gets the SCRAM verifier, never the password: a statement
 	// log (log_statement = all) or pg_stat_statements shows nothing to log
@@ -94,7 +136,10 @@ func (a *postgresAdmin) Provision(ctx context.Context, database, user, password 
 	if roleExists {
 		err = a.execf(ctx, "setting the password of "+user, "ALTER ROLE %I WITH LOGIN PASSWORD %L", user, verifier)
 	} else {
-		err = a.execf(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L", user, verifier)
+		// One simple-protocol query: the role and the record that it is
+		// ours commit together, or neither does.
+		err = a.execf(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L; COMMENT ON ROLE %I IS %L",
+			user, verifier, user, ownerComment(owner))
 	}
 	if err != nil {
 		return err
@@ -116,17 +161,11 @@ func (a *postgresAdmin) Provision(ctx context.Context, database, user, password 
 			}
 		}
 	}
-	dbExists, err := a.exists(ctx, "SELECT 1 FROM pg_database WHERE datname = $1", database)
-	if err != nil {
-		return err
-	}
-	if dbExists {
-		err = a.execf(ctx, "making "+user+" the owner of "+database, "ALTER DATABASE %I OWNER TO %I", database, user)
-	} else {
-		err = a.execf(ctx, "creating database "+database, "CREATE DATABASE %I OWNER %I", database, user)
-	}
-	if err != nil {
-		return err
+	if !dbExists {
+		// Owned by the role from the start: the owner is the record.
+		if err := a.execf(ctx, "creating database "+database, "CREATE DATABASE %I OWNER %I", database, user); err != nil {
+			return err
+		}
 	}
 	// PUBLIC may connect to every database by default: not to this one.
 	if err := a.execf(ctx, "closing "+database+" to other users", "REVOKE ALL ON DATABASE %I FROM PUBLIC", database); err != nil {
@@ -135,16 +174,29 @@ func (a *postgresAdmin) Provision(ctx context.Context, database, user, password 
 	return a.execf(ctx, "granting "+user+" its database", "GRANT ALL PRIVILEGES ON DATABASE %I TO %I", database, user)
 }
 
-func (a *postgresAdmin) Drop(ctx context.Context, database, user string) error {
+func (a *postgresAdmin) Drop(ctx context.Context, database, user, owner string) error {
 	if err := checkIdentifier("database", database); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
 	if err := errors.Join(checkIdentifier("user", user), notAdmin(user, a.self)); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
-	// FORCE ends the component's sessions (PostgreSQL 13 and later).
-	if err := a.execf(ctx, "dropping database "+database, "DROP DATABASE IF EXISTS %I WITH (FORCE)", database); err != nil {
+	roleExists, comment, err := a.roleOwner(ctx, user)
+	if err != nil {
 		return err
+	}
+	if !roleExists || comment != ownerComment(owner) {
+		return nil // not ours (or gone): neither it nor a database it would own is dropped
+	}
+	dbExists, dbOwner, err := a.databaseOwner(ctx, database)
+	if err != nil {
+		return err
+	}
+	if dbExists && dbOwner == user {
+		// FORCE ends the component's sessions (PostgreSQL 13 and later).
+		if err := a.execf(ctx, "dropping database "+database, "DROP DATABASE IF EXISTS %I WITH (FORCE)", database); err != nil {
+			return err
+		}
 	}
 	return a.execf(ctx, "dropping user "+user, "DROP ROLE IF EXISTS %I", user)
 }

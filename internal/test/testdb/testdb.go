@@ -125,7 +125,10 @@ func (s *Server) Start() error {
 		args = []string{"--no-defaults", "--datadir=" + s.path("data"), "--socket=" + s.path("mysqld.sock"),
 			"--port=" + strconv.Itoa(s.Port), "--bind-address=127.0.0.1", "--pid-file=" + s.path("mysqld.pid"),
 			"--skip-name-resolve", "--innodb-buffer-pool-size=16M", "--skip-log-bin", "--max-connections=100",
-			"--ssl-ca=" + s.path("ca.crt"), "--ssl-cert=" + s.path("tls.crt"), "--ssl-key=" + s.path("tls.key")}
+			"--ssl-ca=" + s.path("ca.crt"), "--ssl-cert=" + s.path("tls.crt"), "--ssl-key=" + s.path("tls.key"),
+			// Every statement in the general log: tests check that no
+			// password reaches it.
+			"--general-log=1", "--general-log-file=" + s.path("general.log")}
 		if os.Geteuid() == 0 {
 			args = append(args, "--user=mysql")
 		}
@@ -304,11 +307,15 @@ func (s *Server) ping() error {
 
 func (s *Server) path(name string) string { return filepath.Join(s.dir, name) }
 
-// Log is what the server has logged so far (for PostgreSQL, every
-// statement).
+// Log is what the server has logged so far, with every statement it
+// received (PostgreSQL: log_statement = all; MariaDB: its general log).
 func (s *Server) Log() (string, error) {
 	b, err := os.ReadFile(s.path("server.log"))
-	return string(b), err
+	if err != nil || s.Engine != MariaDB {
+		return string(b), err
+	}
+	general, err := os.ReadFile(s.path("general.log"))
+	return string(b) + string(general), err
 }
 
 func (s *Server) logTail() string {

@@ -114,8 +114,8 @@ var _ = Describe("Platform webhooks", func() {
 			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
 			Expect(p.Spec.Database.Port).To(Equal(int32(3306)))
 			Expect(p.Spec.Database.TLS.Mode).To(Equal(appsv1alpha1.DatabaseTLSRequire))
-			Expect(p.Spec.Components[0].Database.Name).To(Equal("db_defaults_api"))
-			Expect(p.Spec.Components[0].Database.User).To(Equal("db_defaults_api"))
+			Expect(p.Spec.Components[0].Database.Name).To(Equal("default_db_defaults_api"), "the namespace is in the name")
+			Expect(p.Spec.Components[0].Database.User).To(Equal("default_db_defaults_api"))
 			Expect(p.Spec.Components[1].Database).To(BeNil())
 		})
 
