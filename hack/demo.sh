@@ -14,6 +14,7 @@ DEMO_DIR="$CACHE_ROOT/demo/$CLUSTER_NAME"
 WEBHOOK_PORT=${WEBHOOK_PORT:-9443}
 METRICS_PORT=${METRICS_PORT:-8443}
 PROBE_PORT=${PROBE_PORT:-8081}
+API_PORT=${API_PORT:-8082}
 PID_FILE="$DEMO_DIR/manager.pid"
 LOG_FILE="$DEMO_DIR/manager.log"
 
@@ -44,6 +45,9 @@ up() {
   go run ./hack/localwebhook --cert-dir "$DEMO_DIR/certs" --port "$WEBHOOK_PORT" --out "$DEMO_DIR/webhooks.yaml"
   kubectl apply --server-side --force-conflicts -f "$DEMO_DIR/webhooks.yaml" >/dev/null
 
+  log "making the API's certificate, signed by a local CA ($DEMO_DIR/api-certs/ca.crt)"
+  go run ./hack/localca -dir "$DEMO_DIR/api-certs" localhost 127.0.0.1
+
   stop_manager
   [[ -x bin/manager ]] || go build -o bin/manager ./cmd/manager
   log "starting the manager; log: $LOG_FILE"
@@ -51,7 +55,8 @@ up() {
     --leader-elect --leader-election-namespace kube-system \
     --webhook-cert-path "$DEMO_DIR/certs" --webhook-port "$WEBHOOK_PORT" \
     --metrics-bind-address "127.0.0.1:$METRICS_PORT" \
-    --health-probe-bind-address "127.0.0.1:$PROBE_PORT" >"$LOG_FILE" 2>&1 &
+    --health-probe-bind-address "127.0.0.1:$PROBE_PORT" \
+    --api-bind-address "127.0.0.1:$API_PORT" --api-cert-path "$DEMO_DIR/api-certs" >"$LOG_FILE" 2>&1 &
   echo $! >"$PID_FILE"
   for i in $(seq 1 60); do
     if curl -sf "http://127.0.0.1:$PROBE_PORT/readyz" >/dev/null; then break; fi
@@ -84,6 +89,10 @@ The demo is running.
   export PATH=$bin:\$PATH    # kubectl v1.37, matching the cluster
   kubectl get kubeforge
   kubectl scale pset/web --replicas 5
+The API (docs/api.md), its certificate verified by the local CA:
+  TOKEN=\$(kubectl create token default --audience kubeforge)
+  curl --cacert $DEMO_DIR/api-certs/ca.crt -H "Authorization: Bearer \$TOKEN" \\
+    https://localhost:$API_PORT/api/v1/namespaces/default/kubernetesclusters
 Manager log: $LOG_FILE
 Stop it all: make demo-down
 MSG

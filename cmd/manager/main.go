@@ -110,7 +110,8 @@ func cachedTypes(ks []kind) []client.Object {
 }
 
 // apiURL is where installers reach the API server (--api-advertise-url).
-func kinds(clusterDomain string, certManager bool, apiURL string, installerPolicy validation.ImagePolicy) []kind {
+// apiCAFile is the CA of the API's certificate, handed to installers.
+func kinds(clusterDomain string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy) []kind {
 	return []kind{
 		{
 			name:   "PodSet",
@@ -135,7 +136,7 @@ func kinds(clusterDomain string, certManager bool, apiURL string, installerPolic
 			object: &clusterv1alpha1.KubernetesCluster{},
 			types:  kubernetescluster.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL,
+				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL, CallbackCAFile: apiCAFile,
 					InstallerImages: installerPolicy}).SetupWithManager(mgr)
 			},
 			webhooks: clusterwebhooks.KubernetesClusterWebhook(installerPolicy),
@@ -226,7 +227,8 @@ func main() {
 	flag.StringVar(&apiAudience, "api-token-audience", apiserver.DefaultAudience,
 		"The audience the API's bearer tokens must be issued for, e.g. kubectl create token SA --audience kubeforge.")
 	flag.StringVar(&apiCertPath, "api-cert-path", "",
-		"The directory with tls.crt and tls.key for the API; a self-signed certificate is made when empty.")
+		"The directory with tls.crt, tls.key and ca.crt for the API (reloaded when they change; ca.crt is handed to installers); "+
+			"a self-signed certificate is made when empty.")
 	flag.StringVar(&apiAdvertiseURL, "api-advertise-url", "",
 		"The URL at which installer Jobs reach the API, e.g. https://kubeforge-api.kubeforge-system.svc:8082, for their callbacks.")
 	flag.IntVar(&apiMaxWaits, "api-max-waits-per-caller", apiserver.DefaultMaxWaitsPerCaller,
@@ -289,7 +291,11 @@ func main() {
 		setupLog.Error(nil, "--installer-images is empty: name the installer images to allow, or * for any")
 		os.Exit(1)
 	}
-	ks := kinds(clusterDomain, certManager, apiAdvertiseURL, installerPolicy)
+	apiCAFile := ""
+	if apiCertPath != "" {
+		apiCAFile = filepath.Join(apiCertPath, "ca.crt")
+	}
+	ks := kinds(clusterDomain, certManager, apiAdvertiseURL, apiCAFile, installerPolicy)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")

@@ -22,7 +22,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -65,6 +68,10 @@ type Reconciler struct {
 	// CallbackURL is the base URL at which installers reach the manager's
 	// API (--api-advertise-url); empty, they are not told where to report.
 	CallbackURL string
+	// CallbackCAFile is the CA of the API's serving certificate
+	// (<--api-cert-path>/ca.crt); installers get it beside the URL, so they
+	// verify the API instead of trusting any certificate.
+	CallbackCAFile string
 	// CleanupTimeout is how long a deleted cluster whose reset cannot run
 	// (its SSH Secret is gone, its namespace is being deleted) waits before
 	// it is let go; engine.DefaultCleanupTimeout when 0.
@@ -230,7 +237,14 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	if err != nil {
 		return o, err
 	}
-	objs = append(objs, CallbackSecret(kc, op, token, r.CallbackURL))
+	var apiCA []byte
+	if r.CallbackCAFile != "" {
+		// Read for each operation: cert-manager may have renewed it.
+		if apiCA, err = os.ReadFile(r.CallbackCAFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return o, fmt.Errorf("reading the API's CA for the installer: %w", err)
+		}
+	}
+	objs = append(objs, CallbackSecret(kc, op, token, r.CallbackURL, apiCA))
 	log.Info("Starting operation", "operation", op.ID, "job", op.JobName)
 	// The Job first, the status after: a crash in between finds the Job
 	// under the same name on the next reconcile, never starts a second.

@@ -127,7 +127,7 @@ const callbackDir = "/var/run/kubeforge/callback"
 // "Authorization: Bearer <token>"), and the URL to call when the manager
 // was given one. It is created once (the token never changes) and goes
 // with its operation.
-func CallbackSecret(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation, token, apiURL string) *corev1.Secret {
+func CallbackSecret(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation, token, apiURL string, apiCA []byte) *corev1.Secret {
 	s := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: meta(kc, clusterv1alpha1.CallbackSecretName(kc, op.ID)),
@@ -138,6 +138,9 @@ func CallbackSecret(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Op
 	if apiURL != "" {
 		s.Data[clusterv1alpha1.CallbackURLKey] = []byte(strings.TrimSuffix(apiURL, "/") + "/api/v1/namespaces/" + kc.Namespace +
 			"/kubernetesclusters/" + kc.Name + "/operations/" + op.ID + "/callback")
+		if len(apiCA) > 0 {
+			s.Data[clusterv1alpha1.CallbackCAKey] = apiCA
+		}
 	}
 	engine.CreateOnly(s)
 	return s

@@ -231,7 +231,7 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		kc.Status.Operations = []clusterv1alpha1.Operation{op}
 		kc.Status.CurrentOperation = op.ID
 		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
-		secret := kubernetescluster.CallbackSecret(kc, op, "the-right-token", "")
+		secret := kubernetescluster.CallbackSecret(kc, op, "the-right-token", "", nil)
 		secret.Annotations = nil
 		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
 		url := path("team-a", "cb", "operations", "create-2", "callback")
@@ -278,7 +278,7 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		kc.Status.Operations = append(kc.Status.Operations, next)
 		kc.Status.CurrentOperation = next.ID
 		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
-		old := kubernetescluster.CallbackSecret(kc, clusterv1alpha1.Operation{ID: "create-9"}, "old-token", "")
+		old := kubernetescluster.CallbackSecret(kc, clusterv1alpha1.Operation{ID: "create-9"}, "old-token", "", nil)
 		Expect(k8sClient.Create(ctx, old)).To(Succeed())
 		Consistently(func() int {
 			code, _ := call("POST", path("team-a", "cb", "operations", "create-9", "callback"), "old-token", `{"result":"failed"}`)

@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -58,8 +59,10 @@ const MaxBodyBytes = 1 << 20
 type Server struct {
 	// Addr to listen on, e.g. ":8082".
 	Addr string
-	// CertDir holds tls.crt and tls.key; a self-signed certificate is
-	// made when empty.
+	// CertDir holds tls.crt and tls.key (cert-manager's Secret, in
+	// config/default); they are read again whenever they change, so a
+	// renewed certificate is served without a restart. A self-signed
+	// certificate is made when empty.
 	CertDir string
 	// Client reads kubeforge objects as the operator (after the caller's
 	// RBAC allowed the call).
@@ -191,15 +194,32 @@ func (s *Server) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	cert, err := s.certificate()
-	if err != nil {
-		return err
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+	if s.CertDir != "" {
+		// Watched (file events, and a poll every 10 s as a fallback): a
+		// certificate cert-manager renews is served from the next handshake.
+		w, err := certwatcher.New(filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key"))
+		if err != nil {
+			return fmt.Errorf("reading the API's certificate: %w", err)
+		}
+		go func() {
+			if err := w.Start(ctx); err != nil {
+				log.Error(err, "Watching the API's certificate failed; the one read at start is served")
+			}
+		}()
+		tlsConfig.GetCertificate = w.GetCertificate
+	} else {
+		cert, err := SelfSigned()
+		if err != nil {
+			return err
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
 	}
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}},
+		TLSConfig:         tlsConfig,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errs := make(chan error, 1)
@@ -219,13 +239,6 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-func (s *Server) certificate() (tls.Certificate, error) {
-	if s.CertDir != "" {
-		return tls.LoadX509KeyPair(filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key"))
-	}
-	return SelfSigned()
 }
 
 // SelfSigned makes a certificate for localhost and the host's name.

@@ -38,6 +38,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubeforge/kubeforge/internal/localca"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
@@ -142,6 +143,12 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	_, err = kubectl("apply", "--server-side", "--force-conflicts", "-f", filepath.Join(artifacts, "webhooks.yaml"))
 	Expect(err).NotTo(HaveOccurred())
+
+	By("making the API's serving certificate, signed by a local CA its clients trust (cert-manager's job in a cluster)")
+	apiCertDir = filepath.Join(artifacts, "api-certs")
+	apiCA, err := localca.New("kubeforge e2e CA")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(apiCA.WriteServing(apiCertDir, "localhost", "127.0.0.1")).To(Succeed())
 
 	By("installing the manager's RBAC as config/rbac has it, and a kubeconfig for its ServiceAccount")
 	managerConfig = installRBAC()

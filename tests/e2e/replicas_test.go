@@ -46,9 +46,12 @@ type replica struct {
 }
 
 var (
-	replicas         []*replica
-	managerConfig    string // the manager ServiceAccount's kubeconfig
-	webhookCertDir   string
+	replicas       []*replica
+	managerConfig  string // the manager ServiceAccount's kubeconfig
+	webhookCertDir string
+	// apiCertDir holds the API's certificate, signed by a local CA whose
+	// ca.crt the API specs trust.
+	apiCertDir       string
 	webhookFrontPort int
 	nginx            *exec.Cmd
 )
@@ -67,6 +70,7 @@ func (r *replica) start() {
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", r.metricsPort),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", r.probePort),
 		"--api-bind-address", fmt.Sprintf("127.0.0.1:%d", r.apiPort),
+		"--api-cert-path", apiCertDir,
 	)
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
 	Expect(r.cmd.Start()).To(Succeed())

@@ -42,4 +42,7 @@ const (
 	// CallbackURLKey holds the URL it reports to, when the operator was
 	// told where its API is reachable.
 	CallbackURLKey = "url"
+	// CallbackCAKey holds the certificate authority of the API's serving
+	// certificate, so that the installer verifies whom it reports to.
+	CallbackCAKey = "ca.crt"
 )
