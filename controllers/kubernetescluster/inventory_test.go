@@ -148,7 +148,7 @@ func TestScriptRunsThePlaybookOfEachOperation(t *testing.T) {
 			t.Errorf("%s script does not use the mounted key:\n%s", typ, s)
 		}
 	}
-	if !strings.Contains(Script(kc, clusterv1alpha1.Operation{Type: clusterv1alpha1.OpCreate}), "store-kubeconfig.py") {
+	if !strings.Contains(Script(kc, clusterv1alpha1.Operation{Type: clusterv1alpha1.OpCreate}), `store-secret.py "$KUBEFORGE_KUBECONFIG_SECRET" kubeconfig`) {
 		t.Error("create must store the kubeconfig")
 	}
 }

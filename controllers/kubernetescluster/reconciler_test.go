@@ -16,6 +16,7 @@ package kubernetescluster_test
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -202,11 +203,12 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(kc.Status.Operations[1].CompletionTime).NotTo(BeNil())
 		Expect(meta.IsStatusConditionTrue(kc.Status.Conditions, conditions.Ready)).To(BeTrue())
 
-		// The installer may write the kubeconfig Secret and nothing else.
+		// The installer may write the kubeconfig and known-hosts Secrets and
+		// nothing else.
 		role := &rbacv1.Role{}
 		Expect(suite.Client.Get(suite.Ctx, key("life-installer"), role)).To(Succeed())
 		Expect(role.Rules).To(HaveLen(1))
-		Expect(role.Rules[0].ResourceNames).To(Equal([]string{"life-kubeconfig"}))
+		Expect(role.Rules[0].ResourceNames).To(Equal([]string{"life-kubeconfig", "life-known-hosts"}))
 		Expect(role.Rules[0].Verbs).NotTo(ContainElement("create"))
 		secret := &corev1.Secret{}
 		Expect(suite.Client.Get(suite.Ctx, key("life-kubeconfig"), secret)).To(Succeed())
@@ -264,6 +266,31 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) string { return getCluster("crash")(g).Status.CurrentOperation }).Should(Equal("precheck-1"))
 		Consistently(jobs("crash"), "1s").Should(ConsistOf("crash-precheck-1"))
+	})
+
+	It("should start one Job, not two, when the spec is edited between the Job's creation and the status write", func() {
+		// Right after the controller creates the precheck Job, and before it
+		// records the operation in status, the user adds a node and raises
+		// the version: the status write then conflicts, and the next
+		// reconcile plans from a spec that asks for something else.
+		var edited atomic.Bool
+		suite.Counting.AfterCreate(func(name string) {
+			if name != "Job/race-precheck-1" || edited.Swap(true) {
+				return
+			}
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				kc := getCluster("race")(Default)
+				kc.Spec.Nodes = append(kc.Spec.Nodes, clusterv1alpha1.Host{Address: "10.0.0.29"})
+				kc.Spec.Version = "v1.32.0"
+				return suite.Client.Update(suite.Ctx, kc)
+			})).To(Succeed())
+		})
+		DeferCleanup(func() { suite.Counting.AfterCreate(nil) })
+		newCluster("race", "10.0.0.21")
+		Eventually(edited.Load).Should(BeTrue(), "the spec was edited in the window")
+		Eventually(func(g Gomega) string { return getCluster("race")(g).Status.CurrentOperation }).Should(Equal("precheck-1"))
+		Consistently(jobs("race"), "2s").Should(ConsistOf("race-precheck-1"))
+		Expect(operations("race")).To(HaveLen(1))
 	})
 
 	It("should scale up only the new nodes and scale down only the removed ones", func() {

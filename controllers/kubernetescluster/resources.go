@@ -35,7 +35,24 @@ const (
 	sshDir       = "/kubeforge-ssh"
 	sshKeyPath   = sshDir + "/id_rsa"
 	artifactsDir = "/tmp/kubeforge-artifacts"
+	// givenHostsDir holds known_hosts when the SSH Secret has one: the
+	// user's own host keys, checked strictly.
+	givenHostsDir = "/kubeforge-ssh-known-hosts"
+	// recordedHostsDir holds the host keys kubeforge recorded (the Secret
+	// <cluster>-known-hosts), checked strictly; hosts not in it yet are
+	// trusted on first use and recorded.
+	recordedHostsDir = "/kubeforge-known-hosts"
 )
+
+// KnownHostsKey is the key of a known_hosts file: in the SSH Secret (the
+// user's, strict) and in the Secret kubeforge records host keys in.
+const KnownHostsKey = "known_hosts"
+
+// KnownHostsSecretName names the Secret in which kubeforge records the
+// hosts' SSH keys the first time it meets them.
+func KnownHostsSecretName(kc *clusterv1alpha1.KubernetesCluster) string {
+	return kc.Name + "-known-hosts"
+}
 
 const component = "installer"
 
@@ -55,8 +72,9 @@ func meta(kc *clusterv1alpha1.KubernetesCluster, name string) metav1.ObjectMeta 
 }
 
 // StaticObjects are the objects every cluster has: the installer's
-// ServiceAccount, a Role that lets it write the kubeconfig Secret and
-// nothing else, their binding, and that Secret (empty until a create).
+// ServiceAccount, a Role that lets it write the kubeconfig and known-hosts
+// Secrets and nothing else, their binding, and those Secrets (empty until
+// an installer fills them; kubeforge never writes their data).
 func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
 	name := InstallerName(kc)
 	return []client.Object{
@@ -66,7 +84,7 @@ func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
 			ObjectMeta: meta(kc, name),
 			Rules: []rbacv1.PolicyRule{{
 				APIGroups: []string{""}, Resources: []string{"secrets"},
-				ResourceNames: []string{KubeconfigSecretName(kc)}, Verbs: []string{"get", "patch", "update"},
+				ResourceNames: []string{KubeconfigSecretName(kc), KnownHostsSecretName(kc)}, Verbs: []string{"get", "patch", "update"},
 			}},
 		},
 		&rbacv1.RoleBinding{
@@ -78,6 +96,11 @@ func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
 		&corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: meta(kc, KubeconfigSecretName(kc)),
+			Type:       corev1.SecretTypeOpaque,
+		},
+		&corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: meta(kc, KnownHostsSecretName(kc)),
 			Type:       corev1.SecretTypeOpaque,
 		},
 	}
@@ -109,7 +132,7 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 			"hosts.yaml":          inv,
 			"run.sh":              Script(kc, op),
 			"precheck.yml":        PrecheckPlaybook,
-			"store-kubeconfig.py": StoreKubeconfig,
+			"store-secret.py":     StoreSecret,
 		},
 	}
 	cm.Labels[clusterv1alpha1.OperationLabel] = op.ID
@@ -186,6 +209,7 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 		Env: []corev1.EnvVar{
 			{Name: "KUBEFORGE_OPERATION", Value: string(op.Type)},
 			{Name: "KUBEFORGE_KUBECONFIG_SECRET", Value: KubeconfigSecretName(kc)},
+			{Name: "KUBEFORGE_KNOWN_HOSTS_SECRET", Value: KnownHostsSecretName(kc)},
 			// Where to report early: the files token and (when the manager
 			// knows its API's URL) url, never variables.
 			{Name: "KUBEFORGE_CALLBACK_DIR", Value: callbackDir},
@@ -193,6 +217,8 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "operation", MountPath: configDir, ReadOnly: true},
 			{Name: "ssh", MountPath: sshDir, ReadOnly: true},
+			{Name: "given-known-hosts", MountPath: givenHostsDir, ReadOnly: true},
+			{Name: "recorded-known-hosts", MountPath: recordedHostsDir, ReadOnly: true},
 			{Name: "callback", MountPath: callbackDir, ReadOnly: true},
 		},
 		// The last lines of the installer's output become the termination
@@ -223,6 +249,19 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 							SecretName:  kc.Spec.SSHSecretRef.Name,
 							Items:       []corev1.KeyToPath{{Key: corev1.SSHAuthPrivateKey, Path: "id_rsa"}},
 							DefaultMode: ptr.To[int32](0o400),
+						}}},
+						// known_hosts of the SSH Secret, when it has one (optional:
+						// a missing key is no file).
+						{Name: "given-known-hosts", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+							SecretName:  kc.Spec.SSHSecretRef.Name,
+							Items:       []corev1.KeyToPath{{Key: KnownHostsKey, Path: KnownHostsKey}},
+							DefaultMode: ptr.To[int32](0o444),
+							Optional:    ptr.To(true),
+						}}},
+						{Name: "recorded-known-hosts", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+							SecretName:  KnownHostsSecretName(kc),
+							DefaultMode: ptr.To[int32](0o444),
+							Optional:    ptr.To(true),
 						}}},
 						{Name: "callback", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 							SecretName:  clusterv1alpha1.CallbackSecretName(kc, op.ID),

@@ -78,21 +78,20 @@ func TestStoreKubeconfigPatchesTheSecret(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	script := filepath.Join(dir, "store-kubeconfig.py")
+	script := filepath.Join(dir, "store-secret.py")
 	admin := filepath.Join(dir, "admin.conf")
 	kubeconfig := []byte("apiVersion: v1\nkind: Config\n")
-	if err := os.WriteFile(script, []byte(StoreKubeconfig), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(StoreSecret), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(admin, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	cmd := exec.Command(python, script, admin)
-	cmd.Env = append(os.Environ(), "KUBEFORGE_SA_DIR="+sa, "KUBERNETES_SERVICE_HOST="+host, "KUBERNETES_SERVICE_PORT="+port,
-		"KUBEFORGE_KUBECONFIG_SECRET=prod-kubeconfig")
+	cmd := exec.Command(python, script, "prod-kubeconfig", "kubeconfig", admin)
+	cmd.Env = append(os.Environ(), "KUBEFORGE_SA_DIR="+sa, "KUBERNETES_SERVICE_HOST="+host, "KUBERNETES_SERVICE_PORT="+port)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("store-kubeconfig.py: %v\n%s", err, out)
+		t.Fatalf("store-secret.py: %v\n%s", err, out)
 	}
 	r := <-got
 	if r.method != http.MethodPatch || r.path != "/api/v1/namespaces/infra/secrets/prod-kubeconfig" {

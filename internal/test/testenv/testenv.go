@@ -32,6 +32,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,6 +165,30 @@ type CountingClient struct {
 	client.Client
 	mu     sync.Mutex
 	writes []string
+	after  func(name string)
+}
+
+// AfterCreate makes f run, with the object's kind and name ("Job/x"), after each create or
+// server-side apply the controller makes succeeds, before the controller
+// goes on: a spec can act in the window between two of the controller's
+// writes. nil removes it.
+func (c *CountingClient) AfterCreate(f func(name string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.after = f
+}
+
+func (c *CountingClient) created(obj any) {
+	c.mu.Lock()
+	after := c.after
+	c.mu.Unlock()
+	o, ok := obj.(interface {
+		GetName() string
+		GetObjectKind() schema.ObjectKind
+	})
+	if ok && after != nil {
+		after(o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName())
+	}
 }
 
 // NewCountingClient wraps c.
@@ -195,7 +220,11 @@ func (c *CountingClient) Reset() {
 
 func (c *CountingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	c.record("create", obj)
-	return c.Client.Create(ctx, obj, opts...)
+	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.created(obj)
+	return nil
 }
 
 func (c *CountingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
@@ -210,7 +239,11 @@ func (c *CountingClient) Patch(ctx context.Context, obj client.Object, patch cli
 
 func (c *CountingClient) Apply(ctx context.Context, obj kruntime.ApplyConfiguration, opts ...client.ApplyOption) error {
 	c.record("apply", obj)
-	return c.Client.Apply(ctx, obj, opts...)
+	if err := c.Client.Apply(ctx, obj, opts...); err != nil {
+		return err
+	}
+	c.created(obj)
+	return nil
 }
 
 func (c *CountingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
