@@ -200,7 +200,9 @@ var _ = Describe("Platform databases", func() {
 				Eventually(databaseCondition(n)).Should(And(HaveField("Status", metav1.ConditionFalse),
 					HaveField("Reason", database.ReasonNameConflict), HaveField("Message", ContainSubstring("the database "+db+" exists on the server"))))
 				Expect(suite.Client.Delete(suite.Ctx, p)).To(Succeed())
-				Eventually(func() bool { return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key(n), &appsv1alpha1.Platform{})) }, "30s").Should(BeTrue())
+				Eventually(func() bool {
+					return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key(n), &appsv1alpha1.Platform{}))
+				}, "30s").Should(BeTrue())
 				Expect(s.Exec(s.AdminUser, s.AdminPassword, db, "SELECT id FROM precious WHERE id = 42")).To(Succeed(), "the table is still there")
 				Expect(s.Exec(s.AdminUser, s.AdminPassword, "", "DROP DATABASE "+db)).To(Succeed())
 			})

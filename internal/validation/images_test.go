@@ -23,7 +23,7 @@ import (
 func TestImagePolicy(t *testing.T) {
 	p := ImagePolicy{"quay.io/kubespray/kubespray", "kubespray/kubespray", "registry.example.com:5000/installers/*"}
 	for image, want := range map[string]bool{
-		clusterv1alpha1.DefaultInstallerImage:                  true,
+		clusterv1alpha1.DefaultInstallerImage:                   true,
 		"quay.io/kubespray/kubespray@sha256:0123456789abcdef":   true,
 		"quay.io/kubespray/kubespray:v2.27.0@sha256:0123":       true,
 		"kubespray/kubespray:v2.26.0":                           true,
@@ -38,7 +38,7 @@ func TestImagePolicy(t *testing.T) {
 		"registry.example.com:5000/installers":                  false,
 		"registry.example.com:5000/installers-evil/kubespray:1": false,
 		"registry.example.com/installers/kubespray:v1":          false,
-		"busybox":                                               false,
+		"busybox": false,
 	} {
 		if got := p.Allows(image); got != want {
 			t.Errorf("%s: allowed %v, want %v", image, got, want)
