@@ -129,10 +129,10 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta(kc, op.JobName),
 		Data: map[string]string{
-			"hosts.yaml":          inv,
-			"run.sh":              Script(kc, op),
-			"precheck.yml":        PrecheckPlaybook,
-			"store-secret.py":     StoreSecret,
+			"hosts.yaml":      inv,
+			"run.sh":          Script(kc, op),
+			"precheck.yml":    PrecheckPlaybook,
+			"store-secret.py": StoreSecret,
 		},
 	}
 	cm.Labels[clusterv1alpha1.OperationLabel] = op.ID
