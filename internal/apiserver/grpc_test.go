@@ -240,32 +240,22 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		greedy := caller("ide", "greedy", rule("ide.kubeforge.io", "workspaces", "create", "get"))
 		held, release := context.WithCancel(ctx)
 		var wg sync.WaitGroup
+		returned := make(chan codes.Code, maxWaits)
 		for range maxWaits {
 			wg.Add(1)
 			go func() {
-				defer GinkgoRecover()
 				defer wg.Done()
 				c := metadata.AppendToOutgoingContext(held, "authorization", "Bearer "+greedy)
-				for {
-					// A probe below may hold a slot for a moment: try again.
-					_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
-					if code(err) != codes.ResourceExhausted {
-						Expect(code(err)).To(Equal(codes.Canceled))
-						return
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
+				returned <- code(err)
 			}()
 		}
-		Eventually(func() codes.Code {
-			c, cancel := as(greedy, 2*time.Second)
-			defer cancel()
-			_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
-			return code(err)
-		}).Should(Equal(codes.ResourceExhausted))
-		c, cancel := as(greedy, 2*time.Second)
+		// All of them wait (none came back): each holds a slot.
+		Consistently(returned, "3s").ShouldNot(Receive())
+		c, cancel := as(greedy, 5*time.Second)
 		defer cancel()
 		_, err := ide.CreateSpaceAndWaitForRunning(c, &idev1.PodInfo{Namespace: "ide", Name: "held"})
+		Expect(code(err)).To(Equal(codes.ResourceExhausted))
 		Expect(status.Convert(err).Message()).To(ContainSubstring(fmt.Sprintf("has %d create-and-wait calls open", maxWaits)))
 
 		other, cancelOther := as(dev, 2*time.Second)
@@ -275,6 +265,10 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 
 		release()
 		wg.Wait()
+		close(returned)
+		for c := range returned {
+			Expect(c).To(Equal(codes.Canceled), "a held wait ended when its caller went away")
+		}
 		Eventually(func() codes.Code {
 			c, cancel := as(greedy, time.Second)
 			defer cancel()
