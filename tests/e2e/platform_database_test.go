@@ -30,6 +30,10 @@ import (
 	"github.com/kubeforge/kubeforge/internal/test/testdb"
 )
 
+// ordersDB is the default name of the orders component's database:
+// <namespace>_<platform>_<component>.
+var ordersDB = strings.ReplaceAll(platformDBNS, "-", "_") + "_shopfront_orders"
+
 const platformDBNS = "e2e-platform-db"
 
 // The database sample against a real PostgreSQL server on loopback, which
@@ -84,7 +88,7 @@ var _ = Describe("Platform databases", Ordered, Label("platform", "database"), f
 		Expect(out).To(MatchRegexp(`^shopfront\s+2\.4\.0\s+Running\s+3/3\s+2\.4\.0\s+Provisioned\s+`))
 
 		orders, payments := secret(Default, "shopfront-orders-db"), secret(Default, "shopfront-payments-db")
-		Expect(string(orders.Data["database"])).To(Equal("shopfront_orders"))
+		Expect(string(orders.Data["database"])).To(Equal(ordersDB), "the default name carries the namespace")
 		Expect(string(payments.Data["database"])).To(Equal("payments"))
 		Expect(logsIn(orders)).To(Succeed())
 		Expect(logsIn(payments)).To(Succeed())
@@ -121,7 +125,7 @@ var _ = Describe("Platform databases", Ordered, Label("platform", "database"), f
 		Expect(err).NotTo(HaveOccurred())
 		dbs, err := pg.Databases()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(dbs).NotTo(ContainElements("shopfront_orders"))
+		Expect(dbs).To(HaveEach(Not(Equal(ordersDB))))
 		Expect(dbs).NotTo(ContainElements("payments"))
 		users, err := pg.Users()
 		Expect(err).NotTo(HaveOccurred())
