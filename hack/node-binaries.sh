@@ -116,7 +116,7 @@ build_kubernetes() {
 
 build_runc() {
   command -v pkg-config >/dev/null && pkg-config --exists libseccomp || {
-    log "runc needs libseccomp-dev and pkg-config (hack/test-deps.sh installs them)"; return 1; }
+    log "runc needs libseccomp-dev and pkg-config: apt-get install libseccomp-dev pkg-config"; return 1; }
   local dir="$SRC_DIR/runc"
   new_module "$dir"
   cd "$dir"
