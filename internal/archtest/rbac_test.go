@@ -43,10 +43,10 @@ func readRole(t *testing.T, path string) []rbacv1.PolicyRule {
 }
 
 // TestClusterRoleIsListedAndLeasesAreNamespaced keeps the operator's
-// cluster-wide rights what docs/security.md says they are, and leader
+// cluster-wide rights what docs/install.md says they are, and leader
 // election in its own namespace.
 func TestClusterRoleIsListedAndLeasesAreNamespaced(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/security.md")
+	doc, err := os.ReadFile("../../docs/install.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestClusterRoleIsListedAndLeasesAreNamespaced(t *testing.T) {
 			}
 			named := strings.TrimSuffix(strings.TrimSuffix(res, "/status"), "/finalizers")
 			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(named) + `\b`).Match(doc) {
-				t.Errorf("the ClusterRole grants %s %v, which docs/security.md does not list", res, rule.Verbs)
+				t.Errorf("the ClusterRole grants %s %v, which docs/install.md does not list", res, rule.Verbs)
 			}
 		}
 	}
