@@ -13,12 +13,15 @@
 // limitations under the License.
 
 // Command ociimage packs static binaries into a one-layer OCI image, without
-// Docker: an OCI image layout tarball that `ctr images import` reads. It is
-// how the real node of the local cluster gets its images (the pause image,
-// test backends, the manager) where no registry can be reached.
+// Docker: an OCI image layout tarball that `ctr images import` reads, and,
+// with -push, the same image pushed to a registry on loopback over plain
+// HTTP (the distribution registry of the local cluster). It is how the real
+// node of the local cluster gets its images (the pause image, test
+// backends, the manager) where no registry on the internet can be reached.
 //
 //	go run ./hack/ociimage -ref ghcr.io/kubeforge/kubeforge:v0.1.0 -out manager.tar \
 //	    -user 65532:65532 -entrypoint /manager -label org.opencontainers.image.source=... bin/manager=/manager
+//	go run ./hack/ociimage -ref kubeforge/hello:1 -out hello.tar -push 127.0.0.1:5000 bin/hello=/hello
 package main
 
 import (
@@ -30,6 +33,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path"
 	"sort"
@@ -58,14 +64,128 @@ func main() {
 	flag.Var(&entrypoint, "entrypoint", "the entrypoint, one flag per argument")
 	flag.Var(&labels, "label", "a label key=value (repeatable)")
 	flag.Var(&env, "env", "an environment variable KEY=value (repeatable)")
+	push := flag.String("push", "", "also push the image to this registry (host:port, plain HTTP, loopback only)")
 	flag.Parse()
 	if *ref == "" || *out == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: ociimage -ref REF -out FILE [-entrypoint ARG]... [-label K=V]... SRC=DEST...")
 		os.Exit(2)
 	}
-	if err := build(*ref, *out, *user, entrypoint, labels, env, flag.Args()); err != nil {
+	err := build(*ref, *out, *user, entrypoint, labels, env, flag.Args())
+	if err == nil && *push != "" {
+		err = pushLayout(*out, *push, *ref)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ociimage:", err)
 		os.Exit(1)
+	}
+}
+
+// pushLayout pushes the image in the layout tarball to registry as ref's
+// repository and tag (the registry host of ref is replaced by registry),
+// with the distribution API: each blob by a monolithic upload, then the
+// manifest. Only loopback registries: the local cluster's.
+func pushLayout(layout, registry, ref string) error {
+	host, _, err := net.SplitHostPort(registry)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%s is not a loopback registry", registry)
+	}
+	repo, tag := splitRef(ref)
+	files, err := readTar(layout)
+	if err != nil {
+		return err
+	}
+	var index struct {
+		Manifests []descriptor `json:"manifests"`
+	}
+	if err := json.Unmarshal(files["index.json"], &index); err != nil || len(index.Manifests) != 1 {
+		return fmt.Errorf("reading index.json: %v", err)
+	}
+	manifest := files[blobPath(index.Manifests[0].Digest)]
+	base := "http://" + registry + "/v2/" + repo
+	c := &http.Client{Timeout: time.Minute}
+	for name, b := range files {
+		if !strings.HasPrefix(name, "blobs/sha256/") || bytes.Equal(b, manifest) {
+			continue
+		}
+		resp, err := c.Post(base+"/blobs/uploads/", "application/octet-stream", nil)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("starting an upload: %s", resp.Status)
+		}
+		loc, err := resp.Location()
+		if err != nil {
+			return err
+		}
+		q := loc.Query()
+		q.Set("digest", digest(b))
+		loc.RawQuery = q.Encode()
+		req, _ := http.NewRequest(http.MethodPut, loc.String(), bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/octet-stream")
+		if err := expect(c, req, http.StatusCreated); err != nil {
+			return fmt.Errorf("uploading %s: %w", name, err)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPut, base+"/manifests/"+tag, bytes.NewReader(manifest))
+	req.Header.Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+	if err := expect(c, req, http.StatusCreated); err != nil {
+		return fmt.Errorf("putting the manifest: %w", err)
+	}
+	fmt.Printf("pushed %s/%s:%s\n", registry, repo, tag)
+	return nil
+}
+
+func expect(c *http.Client, req *http.Request, code int) error {
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != code {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return nil
+}
+
+// splitRef returns the repository (without a registry host) and the tag.
+func splitRef(ref string) (string, string) {
+	repo, tag := ref, "latest"
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		repo, tag = ref[:i], ref[i+1:]
+	}
+	if first, rest, ok := strings.Cut(repo, "/"); ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		repo = rest
+	}
+	return repo, tag
+}
+
+func readTar(path string) (map[string][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	files := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		files[h.Name] = b
 	}
 }
 
@@ -177,7 +297,9 @@ func digest(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-func blob(b []byte) string { return "blobs/sha256/" + strings.TrimPrefix(digest(b), "sha256:") }
+func blob(b []byte) string { return blobPath(digest(b)) }
+
+func blobPath(d string) string { return "blobs/sha256/" + strings.TrimPrefix(d, "sha256:") }
 
 func gunzip(b []byte) ([]byte, error) {
 	r, err := gzip.NewReader(bytes.NewReader(b))

@@ -114,7 +114,7 @@ func TestImageLayout(t *testing.T) {
 	}
 }
 
-func blobName(d string) string { return "blobs/sha256/" + strings.TrimPrefix(d, "sha256:") }
+func blobName(d string) string { return blobPath(d) }
 
 func must(t *testing.T, err error) {
 	t.Helper()
