@@ -12,11 +12,12 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Package localca is a certificate authority for a local cluster: `make
-// demo` and the end-to-end tests serve the manager's API with a
-// certificate it signs, so that clients verify it (curl --cacert, grpcurl
-// -cacert) instead of skipping verification. In a real cluster
-// cert-manager issues the API's certificate (config/default).
+// Package localca is the one maker of certificates outside a cluster: a
+// CA and the serving certificates it signs. `make demo` and the end-to-end
+// tests serve the manager's API and webhooks with them (so that clients
+// verify them: curl --cacert, grpcurl -cacert), the test database servers
+// use them, and the API's fallback certificate comes from it. In a real
+// cluster cert-manager issues them (config/default).
 package localca
 
 import (
