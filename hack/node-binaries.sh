@@ -29,7 +29,9 @@ BINARIES=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc coredns
 CNI_PLUGINS=(bridge host-local loopback portmap)
 WANT_STAMP="k8s=$K8S_VERSION containerd=$CONTAINERD_VERSION runc=$RUNC_VERSION cni=$CNI_VERSION coredns=$COREDNS_VERSION registry=$REGISTRY_VERSION"
 
-log() { printf '[node-binaries] %s\n' "$*" >&2; }
+LOG_PREFIX=node-binaries
+# shellcheck source=hack/build-lib.sh
+source hack/build-lib.sh
 
 if [[ "${1:-}" == "--print" ]]; then
   echo "$BIN_DIR"
@@ -60,31 +62,6 @@ if complete; then
 fi
 export GOFLAGS=-mod=mod GOWORK=off
 start_all=$(date +%s)
-
-new_module() {
-  local dir=$1
-  rm -rf "$dir" && mkdir -p "$dir"
-  (cd "$dir" && go mod init kubeforge.local/nodebinaries >/dev/null 2>&1)
-}
-
-quiet() {
-  local out
-  if ! out=$("$@" 2>&1); then
-    printf '%s\n' "$out" >&2
-    return 1
-  fi
-}
-
-timed() { # name, command...
-  local name=$1 t0; shift
-  t0=$(date +%s)
-  log "building $name ..."
-  if ! ( "$@" ); then
-    log "FAILED building $name"
-    exit 1
-  fi
-  log "built $name in $(( $(date +%s) - t0 ))s"
-}
 
 # go_build MODULE@VERSION OUTDIR TAGS CGO PKG...: builds packages of a module
 # in a throwaway module that requires it.

@@ -20,7 +20,9 @@ K8S_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 BINARIES=(etcd kwok kwokctl "${K8S_BINARIES[@]}")
 WANT_STAMP="k8s=$K8S_VERSION etcd=$ETCD_VERSION kwok=$KWOK_VERSION binaries=${#BINARIES[@]}"
 
-log() { printf '[test-binaries] %s\n' "$*" >&2; }
+LOG_PREFIX=test-binaries
+# shellcheck source=hack/build-lib.sh
+source "$(dirname "$0")/build-lib.sh"
 
 if [[ "${1:-}" == "--print" ]]; then
   echo "$BIN_DIR"
@@ -52,34 +54,6 @@ if complete; then
 fi
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
 start_all=$(date +%s)
-
-# build_in_module DIR MODULE@VERSION OUT PKG... : a throwaway module that
-# requires MODULE, so its own replace directives do not stop the build.
-new_module() {
-  local dir=$1
-  rm -rf "$dir" && mkdir -p "$dir"
-  (cd "$dir" && go mod init kubeforge.local/testbinaries >/dev/null 2>&1)
-}
-
-# quiet CMD...: runs CMD, showing its output only when it fails.
-quiet() {
-  local out
-  if ! out=$("$@" 2>&1); then
-    printf '%s\n' "$out" >&2
-    return 1
-  fi
-}
-
-timed() { # name, command...
-  local name=$1 t0; shift
-  t0=$(date +%s)
-  log "building $name ..."
-  if ! "$@"; then
-    log "FAILED building $name"
-    exit 1
-  fi
-  log "built $name in $(( $(date +%s) - t0 ))s"
-}
 
 build_etcd() {
   local dir="$SRC_DIR/etcd"
