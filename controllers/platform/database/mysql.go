@@ -36,6 +36,10 @@ type mysqlAdmin struct {
 	db *sql.DB
 	// self is the admin's own login.
 	self string
+	// ready: the claims table exists and mariadb is known, once per
+	// connection.
+	ready   bool
+	mariadb bool
 }
 
 func connectMySQL(ctx context.Context, s Server, tlsConfig *tls.Config) (Admin, error) {
@@ -76,8 +80,17 @@ func QuoteMySQLGrantDatabase(name string) string {
 // component may be given this name.
 const ClaimsDatabase = "kubeforge"
 
-// claims makes the claims table exist.
-func (a *mysqlAdmin) claims(ctx context.Context) error {
+// prepare makes the claims table exist and learns whether the server is
+// MariaDB, once per connection.
+func (a *mysqlAdmin) prepare(ctx context.Context) error {
+	if a.ready {
+		return nil
+	}
+	var version string
+	if err := a.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return &Error{Reason: classify(err), Err: err}
+	}
+	a.mariadb = strings.Contains(strings.ToLower(version), "mariadb")
 	for _, q := range []string{
 		"CREATE DATABASE IF NOT EXISTS " + QuoteMySQLIdentifier(ClaimsDatabase),
 		"CREATE TABLE IF NOT EXISTS " + QuoteMySQLIdentifier(ClaimsDatabase) + ".claims (" +
@@ -88,6 +101,7 @@ func (a *mysqlAdmin) claims(ctx context.Context) error {
 			return &Error{Reason: classify(err), Err: fmt.Errorf("making kubeforge's claims table: %w", err)}
 		}
 	}
+	a.ready = true
 	return nil
 }
 
@@ -149,7 +163,7 @@ func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password, ow
 	if database == ClaimsDatabase {
 		return &Error{Reason: ReasonProvisioningFailed, Err: fmt.Errorf("the database %s is where kubeforge records what it created", database)}
 	}
-	if err := a.claims(ctx); err != nil {
+	if err := a.prepare(ctx); err != nil {
 		return err
 	}
 	if err := a.claim(ctx, "user", user, owner, userExists, "drop it, or name another in components[].database.user"); err != nil {
@@ -162,9 +176,9 @@ func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password, ow
 	// (MariaDB: mysql_native_password's double SHA-1), so its general log
 	// shows nothing to log in with; MySQL rewrites IDENTIFIED BY in its
 	// logs itself (unless started with log-raw).
-	identified, secret, err := a.identifiedBy(ctx, password)
-	if err != nil {
-		return err
+	identified, secret := "IDENTIFIED BY ?", password
+	if a.mariadb {
+		identified, secret = "IDENTIFIED BY PASSWORD ?", NativePasswordHash(password)
 	}
 	db := QuoteMySQLIdentifier(database)
 	steps := []struct {
@@ -185,20 +199,6 @@ func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password, ow
 	return nil
 }
 
-// identifiedBy is the clause that sets a password, and what goes in its
-// placeholder: on MariaDB the mysql_native_password hash, else the
-// password (MySQL masks it in its logs).
-func (a *mysqlAdmin) identifiedBy(ctx context.Context, password string) (string, string, error) {
-	var version string
-	if err := a.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-		return "", "", &Error{Reason: classify(err), Err: err}
-	}
-	if strings.Contains(strings.ToLower(version), "mariadb") {
-		return "IDENTIFIED BY PASSWORD ?", NativePasswordHash(password), nil
-	}
-	return "IDENTIFIED BY ?", password, nil
-}
-
 // NativePasswordHash is mysql_native_password's stored form of password:
 // "*" and the upper-case hex of SHA1(SHA1(password)).
 func NativePasswordHash(password string) string {
@@ -214,7 +214,7 @@ func (a *mysqlAdmin) Drop(ctx context.Context, database, user, owner string) err
 	if err := errors.Join(checkIdentifier("user", user), notAdmin(user, a.self)); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
-	if err := a.claims(ctx); err != nil {
+	if err := a.prepare(ctx); err != nil {
 		return err
 	}
 	// Only what is recorded as owner's; the claim goes after the object.
