@@ -18,7 +18,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,23 +38,9 @@ func TestImageLayout(t *testing.T) {
 		if err := build("example.local/hello:1", out, "65532:65532", []string{"/bin/hello"}, []string{"a=b"}, nil, []string{bin + "=/bin/hello"}); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(out)
+		files, err := readTar(out)
 		if err != nil {
 			t.Fatal(err)
-		}
-		defer f.Close()
-		files := map[string][]byte{}
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(tr)
-			files[h.Name] = b
 		}
 		return files
 	}

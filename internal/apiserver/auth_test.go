@@ -37,21 +37,27 @@ func TestBearerToken(t *testing.T) {
 	}
 }
 
-// The caches answer again within the TTL without asking the API server,
-// and drop expired answers once they hold many, so memory stays bounded.
-func TestAuthCacheIsBounded(t *testing.T) {
-	reviews := 0
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+// reviewer is a client whose TokenReviews accept the tokens valid says
+// (user "u-<token>"), counting them in reviews.
+func reviewer(reviews *int, valid func(token string) bool) client.Client {
+	return fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
 			if tr, ok := obj.(*authenticationv1.TokenReview); ok {
-				reviews++
-				tr.Status.Authenticated = tr.Spec.Token != "bad"
+				*reviews++
+				tr.Status.Authenticated = valid(tr.Spec.Token)
 				tr.Status.Audiences = tr.Spec.Audiences
 				tr.Status.User.Username = "u-" + tr.Spec.Token
 			}
 			return nil
 		},
 	}).Build()
+}
+
+// The caches answer again within the TTL without asking the API server,
+// and drop expired answers once they hold many, so memory stays bounded.
+func TestAuthCacheIsBounded(t *testing.T) {
+	reviews := 0
+	c := reviewer(&reviews, func(token string) bool { return token != "bad" })
 	a := &Auth{Client: c, TTL: 50 * time.Millisecond}
 	ctx := context.Background()
 	if _, err := a.Authenticate(ctx, "bad", "a"); err != ErrUnauthenticated {
@@ -80,17 +86,7 @@ func TestAuthCacheIsBounded(t *testing.T) {
 // another address, and a token already known, are not limited.
 func TestUnknownTokensAreRateLimitedPerAddress(t *testing.T) {
 	reviews := 0
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
-		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-			if tr, ok := obj.(*authenticationv1.TokenReview); ok {
-				reviews++
-				tr.Status.Authenticated = tr.Spec.Token == "good"
-				tr.Status.Audiences = tr.Spec.Audiences
-				tr.Status.User.Username = "u-" + tr.Spec.Token
-			}
-			return nil
-		},
-	}).Build()
+	c := reviewer(&reviews, func(token string) bool { return token == "good" })
 	a := &Auth{Client: c, TTL: time.Minute, ReviewsPerSecond: 0.001, ReviewBurst: 5}
 	ctx := context.Background()
 	if _, err := a.Authenticate(ctx, "good", "10.1.1.1"); err != nil {
