@@ -8,7 +8,15 @@
 # Usage: hack/cluster.sh up|down|kubeconfig
 # Env:   CLUSTER_NAME (default kubeforge), CLUSTER_NODES (default 3),
 #        CLUSTER_VOLUMES (default 8), CLUSTER_SERVICE_CIDR (default: the API
-#        server's 10.0.0.0/24; applies when the cluster is created)
+#        server's 10.0.0.0/24, or 10.96.0.0/16 with REAL_NODE=1; applies when
+#        the cluster is created), REAL_NODE (1: add a real node, see below)
+#
+# REAL_NODE=1 adds one real node (hack/real-node.sh: containerd, kubelet,
+# kube-proxy, CoreDNS, a local registry) beside the fake ones, and taints
+# the fake nodes kwok.x-k8s.io/node=fake:NoSchedule, so that workloads run
+# for real unless they tolerate that taint (scale tests do). kwok manages
+# only the nodes annotated kwok.x-k8s.io/node=fake, which is what
+# `kwokctl scale node` makes, so it never fakes the real node's pods.
 #
 # kwok has no storage, so the cluster gets CLUSTER_VOLUMES hostPath
 # PersistentVolumes without a storage class, standing in for a provisioner:
@@ -25,7 +33,9 @@ cd "$(dirname "$0")/.."
 CLUSTER_NAME=${CLUSTER_NAME:-kubeforge}
 CLUSTER_NODES=${CLUSTER_NODES:-3}
 CLUSTER_VOLUMES=${CLUSTER_VOLUMES:-8}
-CLUSTER_SERVICE_CIDR=${CLUSTER_SERVICE_CIDR:-}
+REAL_NODE=${REAL_NODE:-}
+CLUSTER_SERVICE_CIDR=${CLUSTER_SERVICE_CIDR:-${REAL_NODE:+10.96.0.0/16}}
+export CLUSTER_SERVICE_CIDR
 CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
 export KWOK_WORKDIR="$CACHE_ROOT/kwok"
 KUBECONFIG_PATH="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/kubeconfig.yaml"
@@ -66,18 +76,53 @@ up() {
     "$kwokctl" --name "$CLUSTER_NAME" scale node --replicas "$CLUSTER_NODES" >/dev/null 2>&1
   fi
   volumes
+  if [[ -n "$REAL_NODE" ]]; then
+    kubectl --kubeconfig "$KUBECONFIG_PATH" taint nodes -l type=kwok kwok.x-k8s.io/node=fake:NoSchedule --overwrite >/dev/null
+    CLUSTER_NAME=$CLUSTER_NAME hack/real-node.sh up
+  fi
   log "cluster $CLUSTER_NAME is ready; kubeconfig: $KUBECONFIG_PATH"
   echo "$KUBECONFIG_PATH"
 }
 
-# stages writes kwok's stage configuration: the defaults of kwokctl's
-# binary runtime and the chaos stage that fails a labelled pod.
-stages() {
-  local version dir out="$KWOK_WORKDIR/stages.yaml" f
+# first_ip prints the first address of an IPv4 range (the kubernetes
+# Service's ClusterIP).
+first_ip() {
+  local base=${1%/*}
+  echo "${base%.*}.$(( ${base##*.} + 1 ))"
+}
+
+# config writes kwokctl's configuration: the API server's certificate also
+# names the kubernetes Service's ClusterIP (pods on a real node reach it
+# there), the API server reaches kubelets by InternalIP with a client
+# certificate, kwok manages only the fake nodes, and kwok's stages are the
+# defaults of kwokctl's binary runtime plus the chaos stage that fails a
+# labelled pod.
+config() {
+  local version dir out="$KWOK_WORKDIR/$CLUSTER_NAME-config.yaml" f pki="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/pki"
   version=$(sed -n 's/^KWOK_VERSION=${KWOK_VERSION:-\(.*\)}$/\1/p' hack/test-binaries.sh)
   dir=$(cd "$KWOK_WORKDIR" && GOFLAGS= GO111MODULE=on go mod download -json "sigs.k8s.io/kwok@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [[ -d "$dir/kustomize/stage" ]] || { log "kwok $version's stages not found"; exit 1; }
-  : >"$out"
+  cat >"$out" <<EOF
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: ["$(first_ip "${CLUSTER_SERVICE_CIDR:-10.0.0.0/24}")"]
+componentsPatches:
+- name: kube-apiserver
+  extraArgs:
+  - {key: kubelet-preferred-address-types, value: InternalIP}
+  - {key: kubelet-client-certificate, value: $pki/admin.crt}
+  - {key: kubelet-client-key, value: $pki/admin.key}
+EOF
+  if [[ -n "$CLUSTER_SERVICE_CIDR" ]]; then
+    printf '  - {key: service-cluster-ip-range, value: %s}\n' "$CLUSTER_SERVICE_CIDR" >>"$out"
+  fi
+  cat >>"$out" <<EOF
+- name: kwok-controller
+  extraArgs:
+  - {key: manage-all-nodes, value: "false"}
+  - {key: manage-nodes-with-annotation-selector, value: kwok.x-k8s.io/node=fake}
+EOF
   for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
     pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml \
     pod/chaos/pod-container-running-failed.yaml; do
@@ -90,7 +135,7 @@ stages() {
 create() {
   local bin=$1 t0 config
   t0=$(date +%s)
-  config=$(stages)
+  config=$(config)
   log "creating cluster $CLUSTER_NAME (kwokctl, binary runtime)"
   # --kubeconfig points at kwokctl's own copy, so the user's ~/.kube/config is left alone.
   "$bin/kwokctl" --name "$CLUSTER_NAME" create cluster --runtime binary \
@@ -101,7 +146,6 @@ create() {
     --kwok-controller-binary "$bin/kwok" \
     --kubeconfig "$KUBECONFIG_PATH" \
     --config "$config" \
-    ${CLUSTER_SERVICE_CIDR:+--extra-args "kube-apiserver=service-cluster-ip-range=$CLUSTER_SERVICE_CIDR"} \
     --wait 3m >/dev/null 2>"$KWOK_WORKDIR/$CLUSTER_NAME-create.log" || {
       cat "$KWOK_WORKDIR/$CLUSTER_NAME-create.log" >&2
       log "FAILED to create cluster $CLUSTER_NAME"
@@ -133,6 +177,9 @@ spec:
 }
 
 down() {
+  if [[ -f "$CACHE_ROOT/real-node/cluster" && "$(cat "$CACHE_ROOT/real-node/cluster")" == "$CLUSTER_NAME" ]]; then
+    CLUSTER_NAME=$CLUSTER_NAME hack/real-node.sh down
+  fi
   if exists; then
     local bin
     bin=$(bin_dir)

@@ -111,7 +111,7 @@ func cachedTypes(ks []kind) []client.Object {
 
 // apiURL is where installers reach the API server (--api-advertise-url).
 // apiCAFile is the CA of the API's certificate, handed to installers.
-func kinds(clusterDomain string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy) []kind {
+func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy) []kind {
 	return []kind{
 		{
 			name:   "PodSet",
@@ -146,7 +146,7 @@ func kinds(clusterDomain string, certManager bool, apiURL, apiCAFile string, ins
 			object: &networkingv1alpha1.Balancer{},
 			types:  balancer.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&balancer.Reconciler{Client: mgr.GetClient(), Engine: eng, ClusterDomain: clusterDomain}).SetupWithManager(mgr)
+				return (&balancer.Reconciler{Client: mgr.GetClient(), Engine: eng, ClusterDomain: clusterDomain, ClusterDNS: clusterDNS}).SetupWithManager(mgr)
 			},
 			webhooks: networkingwebhooks.SetupBalancerWebhookWithManager,
 		},
@@ -177,6 +177,7 @@ func main() {
 		kubeAPIQPS                                float64
 		kubeAPIBurst                              int
 		clusterDomain                             string
+		clusterDNS                                string
 		leaseDuration, renewDeadline, retryPeriod time.Duration
 		apiAddr, apiCertPath, apiAdvertiseURL     string
 		apiAudience                               string
@@ -222,6 +223,10 @@ func main() {
 	flag.IntVar(&kubeAPIBurst, "kube-api-burst", 100, "Burst of queries the manager may send to the API server.")
 	flag.StringVar(&clusterDomain, "cluster-domain", balancer.DefaultClusterDomain,
 		"The cluster's DNS domain; Balancer proxies reach backend Services by <service>.<namespace>.svc.<domain>.")
+	flag.StringVar(&clusterDNS, "cluster-dns", "auto",
+		"The cluster DNS server Balancer proxies ask again for backend Services' addresses while they run (nginx 1.27.3+), "+
+			"so a recreated backend Service gets traffic without a proxy restart. auto: the manager's own nameserver when it runs "+
+			"in a cluster (none outside); none: proxies resolve backends once, at start.")
 	flag.StringVar(&apiAddr, "api-bind-address", ":8082",
 		"The address of the REST and gRPC API (one HTTPS port, HTTP/2 for gRPC); 0 turns it off.")
 	flag.StringVar(&apiAudience, "api-token-audience", apiserver.DefaultAudience,
@@ -295,7 +300,11 @@ func main() {
 	if apiCertPath != "" {
 		apiCAFile = filepath.Join(apiCertPath, "ca.crt")
 	}
-	ks := kinds(clusterDomain, certManager, apiAdvertiseURL, apiCAFile, installerPolicy)
+	if clusterDNS, err = balancer.ResolveClusterDNS(clusterDNS, inCluster(), "/etc/resolv.conf"); err != nil {
+		setupLog.Error(err, "--cluster-dns")
+		os.Exit(1)
+	}
+	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")
@@ -386,3 +395,7 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// inCluster reports whether the manager runs in a Pod: the kubelet gives
+// every container the kubernetes Service's address.
+func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }

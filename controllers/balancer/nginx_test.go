@@ -151,7 +151,8 @@ func TestNginxAcceptsEveryGoldenFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			confFile := filepath.Join(dir, "nginx.conf")
-			if err := os.WriteFile(confFile, []byte(nginx.modulePrefix()+string(conf)), 0o644); err != nil {
+			nginx.prefix(t, dir)
+			if err := os.WriteFile(confFile, conf, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			cmd := exec.Command(nginx.path, "-t", "-q", "-p", dir, "-e", "stderr", "-c", confFile, "-g", "pid "+filepath.Join(dir, "nginx.pid")+";")
@@ -171,18 +172,17 @@ type nginxBinary struct {
 	streamModule string
 }
 
-func (n nginxBinary) modulePrefix() string {
+// prefix readies dir as nginx's prefix (-p): Debian's modules-enabled
+// files, which the rendered configuration includes, name the stream module
+// relative to the prefix.
+func (n nginxBinary) prefix(t *testing.T, dir string) {
+	t.Helper()
 	if n.streamModule == "" {
-		return ""
+		return
 	}
-	return "load_module " + n.streamModule + ";\n"
-}
-
-func (n nginxBinary) options() RenderOptions {
-	if n.streamModule == "" {
-		return RenderOptions{}
+	if err := os.Symlink(filepath.Dir(n.streamModule), filepath.Join(dir, "modules")); err != nil {
+		t.Fatal(err)
 	}
-	return RenderOptions{Modules: []string{n.streamModule}}
 }
 
 func findNginx(t *testing.T) nginxBinary {
@@ -217,4 +217,19 @@ func nssWrapper(t *testing.T) string {
 		t.Fatal("libnss_wrapper.so is not installed (Debian package libnss-wrapper): run hack/test-deps.sh")
 	}
 	return matches[0]
+}
+
+func TestNginxConfReResolvesBackendsThroughClusterDNS(t *testing.T) {
+	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", 80, 8080)}, backend("a", 3), backend("b", 1))
+	for server, want := range map[string]string{"10.96.0.10": "resolver 10.96.0.10 valid=5s;", "fd00::a": "resolver [fd00::a] valid=5s;"} {
+		conf := NginxConf(b, RenderOptions{Resolve: ClusterDNS("cluster.local"), DNSServer: server})
+		for _, w := range []string{want, "server shop-a.team-a.svc.cluster.local:80 weight=3 resolve;", "server shop-b.team-a.svc.cluster.local:80 weight=1 resolve;"} {
+			if !strings.Contains(conf, w) {
+				t.Errorf("nginx.conf with DNS server %s lacks %q:\n%s", server, w, conf)
+			}
+		}
+	}
+	if conf := NginxConf(b, RenderOptions{Resolve: ClusterDNS("cluster.local")}); strings.Contains(conf, "resolve") {
+		t.Errorf("without a DNS server nginx must not be told to re-resolve:\n%s", conf)
+	}
 }

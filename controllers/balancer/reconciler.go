@@ -51,6 +51,10 @@ type Reconciler struct {
 	// ClusterDomain is the cluster's DNS domain; the proxy reaches the
 	// backend Services by <service>.<namespace>.svc.<ClusterDomain>.
 	ClusterDomain string
+	// ClusterDNS is the cluster DNS server the proxies ask again for the
+	// backend Services' addresses while they run; empty: they resolve them
+	// once, at start.
+	ClusterDNS string
 }
 
 // +kubebuilder:rbac:groups=networking.kubeforge.io,resources=balancers,verbs=get;list;watch
@@ -91,7 +95,7 @@ func (r *Reconciler) renderOptions() RenderOptions {
 	if domain == "" {
 		domain = DefaultClusterDomain
 	}
-	return RenderOptions{Resolve: ClusterDNS(domain)}
+	return RenderOptions{Resolve: ClusterDNS(domain), DNSServer: r.ClusterDNS}
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balancer, invalid error) (observed, error) {

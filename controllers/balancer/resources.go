@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
@@ -91,6 +92,10 @@ func ConfigMap(b *networkingv1alpha1.Balancer, conf string) *corev1.ConfigMap {
 	}
 }
 
+// proxyDrainSeconds is how long a terminating proxy Pod keeps serving
+// before nginx is stopped.
+const proxyDrainSeconds = 5
+
 // Deployment runs the nginx proxy with the ConfigMap mounted. The config
 // hash in the pod template rolls the proxy whenever nginx.conf changes.
 func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deployment {
@@ -116,11 +121,15 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 		if p.Protocol == corev1.ProtocolTCP {
 			container.ReadinessProbe = &corev1.Probe{
 				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(p.Port)}},
-				PeriodSeconds: 5,
+				PeriodSeconds: 2,
 			}
 			break
 		}
 	}
+	// A proxy Pod that is going away keeps serving while the Service stops
+	// sending it connections (kube-proxy takes a terminating endpoint out
+	// within a second or two), so a roll fails no request.
+	container.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: proxyDrainSeconds}}}
 	if b.Spec.Resources != nil {
 		container.Resources = *b.Spec.Resources
 	}
@@ -131,6 +140,15 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: ProxySelectorLabels(b)},
+			// A new proxy Pod is Ready before an old one goes: the proxy
+			// never has fewer Ready Pods than spec.replicas during a roll.
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+					MaxSurge:       ptr.To(intstr.FromInt32(1)),
+				},
+			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      podLabels,

@@ -63,10 +63,10 @@ func TestNginxSplitsRealTrafficByWeight(t *testing.T) {
 	port := freePort(t)
 	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", int32(port), 8080)},
 		backend("a", 40), backend("b", 20), backend("c", 40))
-	opts := nginx.options()
-	opts.Resolve = resolve
+	opts := RenderOptions{Resolve: resolve}
 
 	dir := t.TempDir()
+	nginx.prefix(t, dir)
 	confFile := filepath.Join(dir, "nginx.conf")
 	write := func() {
 		t.Helper()

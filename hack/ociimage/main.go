@@ -34,10 +34,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -197,27 +199,51 @@ func build(ref, out, user string, entrypoint, labels, env, files []string) error
 	tw := tar.NewWriter(gz)
 	epoch := time.Unix(0, 0)
 	dirs := map[string]bool{}
+	parents := func(dest string) error {
+		for _, d := range ancestors(dest) {
+			if dirs[d] {
+				continue
+			}
+			dirs[d] = true
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimPrefix(d, "/") + "/", Mode: 0o755, ModTime: epoch}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	sort.Strings(files)
 	for _, f := range files {
 		src, dest, ok := strings.Cut(f, "=")
 		if !ok || !strings.HasPrefix(dest, "/") {
 			return fmt.Errorf("%q: want SRC=/DEST", f)
 		}
-		b, err := os.ReadFile(src)
+		entries, err := walk(src, dest)
 		if err != nil {
 			return err
 		}
-		for d := path.Dir(dest); d != "/" && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimPrefix(d, "/") + "/", Mode: 0o755, ModTime: epoch}); err != nil {
+		for _, e := range entries {
+			if err := parents(e.dest); err != nil {
 				return err
 			}
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(dest, "/"), Mode: 0o755, Size: int64(len(b)), ModTime: epoch}); err != nil {
-			return err
-		}
-		if _, err := tw.Write(b); err != nil {
-			return err
+			h := &tar.Header{Name: strings.TrimPrefix(e.dest, "/"), Mode: e.mode, ModTime: epoch}
+			switch {
+			case e.dir:
+				if dirs[e.dest] || e.dest == "/" {
+					continue
+				}
+				dirs[e.dest] = true
+				h.Typeflag, h.Name = tar.TypeDir, h.Name+"/"
+			case e.link != "":
+				h.Typeflag, h.Linkname = tar.TypeSymlink, e.link
+			default:
+				h.Typeflag, h.Size = tar.TypeReg, int64(len(e.data))
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if _, err := tw.Write(e.data); err != nil {
+				return err
+			}
 		}
 	}
 	if err := tw.Close(); err != nil {
@@ -240,7 +266,7 @@ func build(ref, out, user string, entrypoint, labels, env, files []string) error
 	}
 	config := map[string]any{
 		"architecture": "amd64", "os": "linux", "created": epoch.UTC().Format(time.RFC3339),
-		"config": map[string]any{"User": user, "Entrypoint": entrypoint, "Env": append([]string{"PATH=/"}, env...), "Labels": labelMap},
+		"config": map[string]any{"User": user, "Entrypoint": entrypoint, "Env": withPath(env), "Labels": labelMap},
 		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{diffID}},
 	}
 	configJSON, _ := json.Marshal(config)
@@ -290,6 +316,77 @@ func build(ref, out, user string, entrypoint, labels, env, files []string) error
 	}
 	fmt.Printf("%s %s\n", ref, digest(manifestJSON))
 	return nil
+}
+
+// withPath puts PATH=/ first unless the image's environment sets PATH.
+func withPath(env []string) []string {
+	for _, e := range env {
+		if strings.HasPrefix(e, "PATH=") {
+			return env
+		}
+	}
+	return append([]string{"PATH=/"}, env...)
+}
+
+// ancestors lists the directories above dest, outermost first, without "/".
+func ancestors(dest string) []string {
+	var out []string
+	for d := path.Dir(dest); d != "/" && d != "."; d = path.Dir(d) {
+		out = append([]string{d}, out...)
+	}
+	return out
+}
+
+type entry struct {
+	dest string
+	mode int64
+	dir  bool
+	link string
+	data []byte
+}
+
+// walk lists what SRC puts at DEST: a file (mode 0755, as the binaries it
+// was made for), or a directory tree with its files' modes and symlinks as
+// they are (a root file system assembled from packages).
+func walk(src, dest string) ([]entry, error) {
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		b, err := os.ReadFile(src)
+		return []entry{{dest: dest, mode: 0o755, data: b}}, err
+	}
+	var out []entry
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		e := entry{dest: path.Join(dest, filepath.ToSlash(rel))}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e.mode = int64(info.Mode().Perm())
+		switch {
+		case d.IsDir():
+			e.dir = true
+		case info.Mode()&fs.ModeSymlink != 0:
+			if e.link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		case info.Mode().IsRegular():
+			if e.data, err = os.ReadFile(p); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%s: only files, directories and symlinks go into an image", p)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
 }
 
 func digest(b []byte) string {
