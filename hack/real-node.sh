@@ -8,7 +8,7 @@
 # it). All binaries come from hack/node-binaries.sh. Called by
 # hack/cluster.sh when REAL_NODE=1; one real node per machine.
 #
-# Usage: hack/real-node.sh up|down|status|check-clean|images
+# Usage: hack/real-node.sh up|down|status|check-clean|images|registry|ctr ARGS
 # Env:   CLUSTER_NAME (the kwok cluster to join, default kubeforge),
 #        REAL_NODE_NAME (default real-node), REAL_NODE_POD_CIDR (default
 #        10.244.0.0/24), CLUSTER_SERVICE_CIDR (default 10.96.0.0/16; the
@@ -642,5 +642,9 @@ case "${1:-}" in
     NODE_BIN=$(hack/node-binaries.sh)
     images ;;
   registry) echo "$REGISTRY" ;;
-  *) echo "usage: $0 up|down|status|check-clean|images|registry" >&2; exit 2 ;;
+  ctr)
+    # ctr against the node's containerd, in the kubelet's namespace.
+    shift
+    exec "$(hack/node-binaries.sh --print)/ctr" --address "$STATE/run/containerd.sock" -n k8s.io "$@" ;;
+  *) echo "usage: $0 up|down|status|check-clean|images|registry|ctr ARGS..." >&2; exit 2 ;;
 esac

@@ -187,6 +187,7 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 	if c.Resources != nil {
 		container.Resources = *c.Resources
 	}
+	container.ReadinessProbe = c.ReadinessProbe
 	spec := corev1.PodSpec{
 		NodeSelector:     c.NodeSelector,
 		Tolerations:      c.Tolerations,

@@ -95,6 +95,9 @@ func pushLayout(layout, registry, ref string) error {
 		return fmt.Errorf("%s is not a loopback registry", registry)
 	}
 	repo, tag := splitRef(ref)
+	if repo == "" || tag == "" {
+		return fmt.Errorf("%q: want REPOSITORY[:TAG]", ref)
+	}
 	files, err := readTar(layout)
 	if err != nil {
 		return err

@@ -140,6 +140,13 @@ func validateComponent(c appsv1alpha1.PlatformComponent, cp *field.Path) field.E
 	if c.Resources != nil {
 		errs = append(errs, Resources(c.Resources, cp.Child("resources"))...)
 	}
+	if c.ReadinessProbe != nil {
+		ports := map[string]bool{}
+		for _, pt := range c.Ports {
+			ports[pt.Name] = true
+		}
+		errs = append(errs, Probe(c.ReadinessProbe, ports, cp.Child("readinessProbe"))...)
+	}
 	return errs
 }
 

@@ -193,6 +193,14 @@ type PlatformComponent struct {
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
+	// readinessProbe tells when a pod of the component is Ready. The
+	// component is Ready, and the components that depend on it start or
+	// move to a new version, only when its pods are. Without it a pod is
+	// Ready as soon as its container runs. A named port must be one of
+	// ports.
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
 	// database asks for a database of the component's own on the server
 	// of spec.database. Its credentials are in the Secret
 	// <platform>-<component>-db and reach the container as DB_HOST,

@@ -224,6 +224,11 @@ func (in *PlatformComponent) DeepCopyInto(out *PlatformComponent) {
 		*out = new(v1.ResourceRequirements)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.ReadinessProbe != nil {
+		in, out := &in.ReadinessProbe, &out.ReadinessProbe
+		*out = new(v1.Probe)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Database != nil {
 		in, out := &in.Database, &out.Database
 		*out = new(ComponentDatabase)
