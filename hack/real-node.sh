@@ -74,7 +74,7 @@ node_ip() {
   # The address the host would use for the outside world (a route lookup,
   # nothing is sent); the API server already listens on every address.
   local ip
-  ip=$(ip -4 route get 1.0.0.0 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+  ip=$(ip -4 route get 1.0.0.0 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p' || true)
   [[ -n "$ip" ]] || ip=$(ip -4 -o addr show scope global | awk '{print $4}' | cut -d/ -f1 | head -1)
   echo "$ip"
 }
@@ -115,6 +115,14 @@ wait_for() { # wait_for SECONDS DESCRIPTION CMD...
 }
 
 kc() { kubectl --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
+
+# put FILE: writes stdin to FILE unless FILE already holds exactly that (a
+# running kube-proxy exits when its configuration file changes).
+put() {
+  local tmp="$1.new"
+  cat >"$tmp"
+  if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv "$tmp" "$1"; fi
+}
 
 record_host() {
   # Recorded once per up/down cycle: a second `up` keeps the first record.
@@ -169,7 +177,7 @@ kubeconfig() {
 
 registry_up() {
   mkdir -p "$STATE/registry"
-  cat >"$STATE/registry.yaml" <<EOF
+  put "$STATE/registry.yaml" <<EOF
 version: 0.1
 log:
   level: warn
@@ -202,14 +210,14 @@ containerd_up() {
   # Every registry (ghcr.io, docker.io, registry.k8s.io, ...) resolves to
   # the local one, and only to it: a missing image fails to pull instead of
   # reaching out to the internet.
-  cat >"$STATE/certs.d/_default/hosts.toml" <<EOF
+  put "$STATE/certs.d/_default/hosts.toml" <<EOF
 server = "http://$REGISTRY"
 
 [host."http://$REGISTRY"]
   capabilities = ["pull", "resolve"]
   skip_verify = true
 EOF
-  cat >"$STATE/cni/net.d/10-kubeforge.conflist" <<EOF
+  put "$STATE/cni/net.d/10-kubeforge.conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "kubeforge",
@@ -231,7 +239,7 @@ EOF
   ]
 }
 EOF
-  cat >"$STATE/containerd.toml" <<EOF
+  put "$STATE/containerd.toml" <<EOF
 version = 3
 root = "$STATE/containerd/root"
 state = "$STATE/containerd/state"
@@ -281,7 +289,7 @@ kubelet_up() {
     [[ -L "${c%/}" || "$c" == */unified/ ]] && continue
     mkdir -p "$c$CGROUP_ROOT"
   done
-  cat >"$STATE/kubelet.yaml" <<EOF
+  put "$STATE/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 # This host runs cgroup v1, which kubelet 1.37 refuses unless told.
@@ -330,7 +338,7 @@ EOF
 
 kube_proxy_up() {
   local ip=$1
-  cat >"$STATE/kube-proxy.yaml" <<EOF
+  put "$STATE/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
@@ -520,6 +528,21 @@ kill_pods() {
   done
 }
 
+# kill_leftovers ends, by PID, what kill_pods could not reach (containerd
+# gone first): processes in the kubelet's cgroups and processes of the
+# node's binaries (containerd's shims).
+kill_leftovers() {
+  local pids="" p exe
+  pids=$(cat /sys/fs/cgroup/pids/"$CGROUP_ROOT"/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP_ROOT"/*/cgroup.procs \
+    /sys/fs/cgroup/pids/"$CGROUP_ROOT"/*/*/cgroup.procs /sys/fs/cgroup/pids/"$CGROUP_ROOT"/*/*/*/cgroup.procs 2>/dev/null || true)
+  for p in /proc/[0-9]*; do
+    exe=$(readlink "$p/exe" 2>/dev/null) || continue
+    [[ "$exe" == "$NODE_BIN/"* ]] && pids+=" ${p#/proc/}"
+  done
+  for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
+  [[ -z "${pids// /}" ]] || sleep 1
+}
+
 unmount_state() {
   local m
   # Deepest first; a lazy unmount for whatever is still busy.
@@ -531,21 +554,19 @@ unmount_state() {
 # firewall_down removes the chains the kubelet and kube-proxy made (KUBE-*)
 # and the rule this script added, in both address families.
 firewall_down() {
-  local cmd table chain rule
+  local cmd table chain rule rules chains
   "$NODE_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   for cmd in iptables ip6tables; do
     for table in filter nat mangle; do
       # Rules in any chain that jump to a KUBE-/CNI- chain or carry our comment.
-      "$cmd-save" -t "$table" 2>/dev/null | grep -E '^-A ' | grep -E -- "-j (KUBE-|CNI-)|$FIREWALL_COMMENT" | while read -r rule; do
-        # shellcheck disable=SC2086
+      rules=$("$cmd-save" -t "$table" 2>/dev/null | grep -E '^-A ' | grep -E -- "-j (KUBE-|CNI-)|$FIREWALL_COMMENT" || true)
+      while read -r rule; do
+        [[ -n "$rule" ]] || continue
         eval "$cmd -t $table ${rule/-A /-D }" 2>/dev/null || true
-      done
-      for chain in $("$cmd-save" -t "$table" 2>/dev/null | sed -n 's/^:\(\(KUBE\|CNI\)-[^ ]*\) .*/\1/p'); do
-        "$cmd" -t "$table" -F "$chain" 2>/dev/null || true
-      done
-      for chain in $("$cmd-save" -t "$table" 2>/dev/null | sed -n 's/^:\(\(KUBE\|CNI\)-[^ ]*\) .*/\1/p'); do
-        "$cmd" -t "$table" -X "$chain" 2>/dev/null || true
-      done
+      done <<<"$rules"
+      chains=$("$cmd-save" -t "$table" 2>/dev/null | sed -n 's/^:\(\(KUBE\|CNI\)-[^ ]*\) .*/\1/p' || true)
+      for chain in $chains; do "$cmd" -t "$table" -F "$chain" 2>/dev/null || true; done
+      for chain in $chains; do "$cmd" -t "$table" -X "$chain" 2>/dev/null || true; done
     done
   done
 }
@@ -584,6 +605,7 @@ down() {
   kill_pods
   stop containerd
   stop registry
+  kill_leftovers
   unmount_state
   ip link del "$BRIDGE" 2>/dev/null || true
   firewall_down

@@ -1,0 +1,285 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package real
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+)
+
+const balancerNS = "real-balancer"
+
+// backendDeployment is one group of backend pods: the echoserver answering
+// its group's name.
+func backendDeployment(name string) *appsv1.Deployment {
+	labels := map[string]string{"app": "web", "version": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: balancerNS, Name: "web-" + name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(int32(1)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To(int64(1)),
+					Containers: []corev1.Container{{
+						Name:  "echo",
+						Image: echoImage,
+						Env:   []corev1.EnvVar{{Name: "NAME", Value: name}},
+						Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+						ReadinessProbe: &corev1.Probe{
+							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
+							PeriodSeconds: 1,
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// get makes n requests, one connection each, and counts the answers by
+// body; errors counts failed requests, by error.
+func get(url string, n int) (map[string]int, map[string]int) {
+	counts, errors := map[string]int{}, map[string]int{}
+	for i := 0; i < n; i++ {
+		name, err := getOne(url)
+		if err != nil {
+			errors[err.Error()]++
+			continue
+		}
+		counts[name]++
+	}
+	return counts, errors
+}
+
+func getOne(url string) (string, error) {
+	resp, err := httpClient.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s", resp.Status)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// expectSplit checks that each backend got its weight's share of n
+// requests, within 3 percentage points, and returns the split as text.
+func expectSplit(counts, errors map[string]int, n int, weights map[string]int) string {
+	Expect(errors).To(BeEmpty(), "failed requests")
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	var parts []string
+	for name, w := range weights {
+		want := 100 * float64(w) / float64(total)
+		got := 100 * float64(counts[name]) / float64(n)
+		parts = append(parts, fmt.Sprintf("%s %.1f%% (weight %.0f%%)", name, got, want))
+		Expect(got).To(BeNumerically("~", want, 3), "backend %s: %.1f%% of %d requests, weight %.0f%%", name, got, n, want)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
+	var frontend string
+	setWeights := func(weights map[string]int32) {
+		Eventually(func() error {
+			b := &networkingv1alpha1.Balancer{}
+			if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web"}, b); err != nil {
+				return err
+			}
+			for i := range b.Spec.Backends {
+				b.Spec.Backends[i].Weight = ptr.To(weights[b.Spec.Backends[i].Name])
+			}
+			return k8sClient.Update(ctx, b)
+		}).Should(Succeed())
+	}
+	// rolledOut waits until the proxy Deployment runs only Pods of its
+	// current template, all Ready, and returns their names.
+	rolledOut := func() []string {
+		var names []string
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-proxy"}, d)).To(Succeed())
+			g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))
+			g.Expect(d.Status.UpdatedReplicas).To(Equal(*d.Spec.Replicas))
+			g.Expect(d.Status.ReadyReplicas).To(Equal(*d.Spec.Replicas))
+			g.Expect(d.Status.Replicas).To(Equal(*d.Spec.Replicas), "old proxy Pods are still there")
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(balancerNS),
+				client.MatchingLabels{networkingv1alpha1.BalancerProxyLabel: "web"})).To(Succeed())
+			names = nil
+			for _, p := range pods.Items {
+				g.Expect(p.DeletionTimestamp).To(BeNil(), "a proxy Pod is still terminating")
+				g.Expect(p.Annotations[networkingv1alpha1.ConfigHashAnnotation]).To(Equal(d.Spec.Template.Annotations[networkingv1alpha1.ConfigHashAnnotation]))
+				names = append(names, p.Name)
+			}
+			g.Expect(names).To(HaveLen(int(*d.Spec.Replicas)))
+		}, "3m", "1s").Should(Succeed())
+		sort.Strings(names)
+		return names
+	}
+
+	BeforeAll(func() {
+		_, err := kubectl("create", "namespace", balancerNS)
+		Expect(err).NotTo(HaveOccurred())
+		for _, name := range []string{"a", "b", "c"} {
+			Expect(k8sClient.Create(ctx, backendDeployment(name))).To(Succeed())
+		}
+		b := &networkingv1alpha1.Balancer{
+			ObjectMeta: metav1.ObjectMeta{Namespace: balancerNS, Name: "web"},
+			Spec: networkingv1alpha1.BalancerSpec{
+				Selector: map[string]string{"app": "web"},
+				Backends: []networkingv1alpha1.BalancerBackend{
+					{Name: "a", Weight: ptr.To(int32(20)), Selector: map[string]string{"version": "a"}},
+					{Name: "b", Weight: ptr.To(int32(30)), Selector: map[string]string{"version": "b"}},
+					{Name: "c", Weight: ptr.To(int32(50)), Selector: map[string]string{"version": "c"}},
+				},
+				Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: 8080}},
+				Replicas: ptr.To(int32(2)),
+			},
+		}
+		Expect(k8sClient.Create(ctx, b)).To(Succeed())
+		svc := &corev1.Service{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web"}, svc)).To(Succeed())
+			g.Expect(svc.Spec.ClusterIP).NotTo(BeEmpty())
+		}).Should(Succeed())
+		frontend = "http://" + svc.Spec.ClusterIP + "/"
+		rolledOut()
+		Eventually(func(g Gomega) {
+			for _, name := range []string{"a", "b", "c"} {
+				d := &appsv1.Deployment{}
+				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-" + name}, d)).To(Succeed())
+				g.Expect(d.Status.ReadyReplicas).To(Equal(int32(1)))
+			}
+		}).Should(Succeed())
+		// Serving: kube-proxy has the proxy Pods behind the ClusterIP
+		// (a second or so after they are Ready) and nginx has resolved
+		// every backend.
+		Eventually(func(g Gomega) {
+			counts, errors := get(frontend, 30)
+			g.Expect(errors).To(BeEmpty())
+			g.Expect(counts).To(HaveLen(3))
+		}, "1m", "1s").Should(Succeed())
+	})
+
+	It("splits 2,000 requests through the front-end Service's ClusterIP by the weights 20/30/50", func() {
+		counts, errors := get(frontend, 2000)
+		split := expectSplit(counts, errors, 2000, map[string]int{"a": 20, "b": 30, "c": 50})
+		appendArtifact("figures.txt", "Balancer split of 2000 requests, weights 20/30/50: "+split+"\n")
+	})
+
+	It("shifts the split after a weight change, with no failed request during the proxy's roll", func() {
+		before := rolledOut()
+		// Requests without pause while the proxy rolls; bounded by count
+		// and time.
+		var sent, failed atomic.Int64
+		var firstErr atomic.Value
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			deadline := time.Now().Add(4 * time.Minute)
+			for sent.Load() < 100000 && time.Now().Before(deadline) {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				sent.Add(1)
+				if _, err := getOne(frontend); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		}()
+		time.Sleep(time.Second)
+		setWeights(map[string]int32{"a": 50, "b": 30, "c": 20})
+		Eventually(func() []string { return rolledOut() }, "3m", "1s").ShouldNot(Equal(before))
+		after := rolledOut()
+		for _, name := range before {
+			Expect(after).NotTo(ContainElement(name), "every proxy Pod is replaced")
+		}
+		close(stop)
+		<-done
+		appendArtifact("figures.txt", fmt.Sprintf("during the proxy's roll after a weight change: %d requests, %d failed\n", sent.Load(), failed.Load()))
+		Expect(failed.Load()).To(BeZero(), "requests failed during the roll, the first: %v", firstErr.Load())
+		Expect(sent.Load()).To(BeNumerically(">", 100))
+
+		counts, errors := get(frontend, 2000)
+		split := expectSplit(counts, errors, 2000, map[string]int{"a": 50, "b": 30, "c": 20})
+		appendArtifact("figures.txt", "Balancer split of 2000 requests after the change to 50/30/20: "+split+"\n")
+	})
+
+	It("sends traffic to a backend Service made again with a new ClusterIP, without a proxy restart", func() {
+		proxies := rolledOut()
+		restarts := func() map[string]int32 {
+			pods := &corev1.PodList{}
+			Expect(k8sClient.List(ctx, pods, client.InNamespace(balancerNS),
+				client.MatchingLabels{networkingv1alpha1.BalancerProxyLabel: "web"})).To(Succeed())
+			out := map[string]int32{}
+			for _, p := range pods.Items {
+				out[p.Name] = p.Status.ContainerStatuses[0].RestartCount
+			}
+			return out
+		}
+		before := restarts()
+		old := &corev1.Service{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-b"}, old)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, old)).To(Succeed())
+		Eventually(func(g Gomega) {
+			svc := &corev1.Service{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-b"}, svc)).To(Succeed())
+			g.Expect(svc.UID).NotTo(Equal(old.UID))
+			g.Expect(svc.Spec.ClusterIP).NotTo(Equal(old.Spec.ClusterIP))
+		}).Should(Succeed())
+		t0 := time.Now()
+		Eventually(func(g Gomega) {
+			counts, errors := get(frontend, 100)
+			g.Expect(errors).To(BeEmpty())
+			g.Expect(counts["b"]).To(BeNumerically(">=", 20), "backend b (weight 30 of 100) gets traffic again: %v", counts)
+		}, "1m", "1s").Should(Succeed())
+		appendArtifact("figures.txt", fmt.Sprintf("backend Service made again: traffic back %.1fs after its new ClusterIP\n", time.Since(t0).Seconds()))
+		Expect(rolledOut()).To(Equal(proxies), "the proxy Pods are the same")
+		Expect(restarts()).To(Equal(before), "no proxy container restarted")
+	})
+})

@@ -1,0 +1,255 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package real runs kubeforge the way users run it, on a local cluster with
+// a real node (hack/real-node.sh: containerd, kubelet, kube-proxy, CoreDNS)
+// beside kwok's fake ones: the manager from its own image, installed by
+// `make deploy` from config/default with cert-manager's certificates, its
+// webhooks reached through their Service, its workloads' containers really
+// running. Every spec is labelled "real" (E2E_LABELS=real make test-e2e).
+package real
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
+)
+
+const (
+	managerNS   = "kubeforge-system"
+	managerName = "kubeforge-controller-manager"
+	leaseName   = "kubeforge.kubeforge.io"
+	echoImage   = "kubeforge.test/echoserver:v1"
+	// realNode is the label hack/real-node.sh gives the real node.
+	realNodeLabel = "kubeforge.io/node"
+)
+
+var (
+	root       = testenv.RepoRoot()
+	kubeconfig string
+	k8sClient  client.Client
+	ctx        = context.Background()
+	artifacts  string
+	// hostBefore is what the host looked like before the real node came:
+	// cluster-down must leave it so.
+	hostBefore hostState
+)
+
+func TestReal(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(2 * time.Minute)
+	SetDefaultEventuallyPollingInterval(500 * time.Millisecond)
+	RunSpecs(t, "kubeforge on a real node")
+}
+
+func clusterName() string {
+	if n := os.Getenv("E2E_REAL_CLUSTER_NAME"); n != "" {
+		return n
+	}
+	return "kubeforge-real"
+}
+
+// run runs a command from the repo root against the suite's cluster and
+// returns its stdout; stderr is part of the error.
+func run(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "CLUSTER_NAME="+clusterName(), "REAL_NODE=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}
+
+func kubectl(args ...string) (string, error) { return run("kubectl", args...) }
+
+// timed runs a setup step and records how long it took, for the note.
+func timed(what string, f func()) {
+	t0 := time.Now()
+	f()
+	line := fmt.Sprintf("%s: %.1fs\n", what, time.Since(t0).Seconds())
+	GinkgoWriter.Print(line)
+	appendArtifact("timings.txt", line)
+}
+
+func appendArtifact(name, line string) {
+	f, err := os.OpenFile(filepath.Join(artifacts, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	_, err = f.WriteString(line)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+var _ = BeforeSuite(func() {
+	Expect(os.Geteuid()).To(Equal(0), "a real node needs root: containerd, the kubelet and iptables")
+	artifacts = filepath.Join(root, "tests", "e2e", "artifacts", "real")
+	Expect(os.RemoveAll(artifacts)).To(Succeed())
+	Expect(os.MkdirAll(artifacts, 0o755)).To(Succeed())
+	hostBefore = readHost()
+
+	timed("cluster with a real node (hack/cluster.sh up, REAL_NODE=1)", func() {
+		out, err := run("hack/cluster.sh", "up")
+		Expect(err).NotTo(HaveOccurred())
+		kubeconfig = strings.TrimSpace(out)
+	})
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.New()})
+	Expect(err).NotTo(HaveOccurred())
+
+	timed("images: manager, nginx, echoserver (hack/images.sh)", func() {
+		_, err := run("hack/images.sh")
+		Expect(err).NotTo(HaveOccurred())
+	})
+	timed("cert-manager and the prometheus-operator CRDs (hack/addons.sh)", func() {
+		_, err := run("hack/addons.sh", "install")
+		Expect(err).NotTo(HaveOccurred())
+	})
+	timed("make deploy, until both manager Pods are Ready", func() {
+		_, err := run("make", "deploy")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNS, Name: managerName}, d)).To(Succeed())
+			g.Expect(d.Status.ReadyReplicas).To(Equal(int32(2)))
+			g.Expect(d.Status.UpdatedReplicas).To(Equal(int32(2)))
+		}, "4m", "1s").Should(Succeed())
+	})
+})
+
+// On failure, keep what the node and the manager said.
+var _ = ReportAfterSuite("real node logs on failure", func(r Report) {
+	if r.SuiteSucceeded || kubeconfig == "" {
+		return
+	}
+	if out, err := kubectl("-n", managerNS, "logs", "-l", "control-plane=controller-manager", "--tail=60", "--prefix"); err == nil {
+		fmt.Fprintf(GinkgoWriter, "--- manager logs ---\n%s\n", out)
+	}
+	if out, err := kubectl("get", "pods", "-A", "-o", "wide"); err == nil {
+		fmt.Fprintf(GinkgoWriter, "--- pods ---\n%s\n", out)
+	}
+})
+
+var _ = AfterSuite(func() {
+	if os.Getenv("E2E_KEEP_CLUSTER") != "" {
+		return
+	}
+	By("deleting the cluster, and with it the real node")
+	_, err := run("hack/cluster.sh", "down")
+	Expect(err).NotTo(HaveOccurred())
+	By("checking that the real node left nothing behind on the host")
+	Expect(leftBehind(hostBefore)).To(BeEmpty())
+})
+
+// httpClient makes one connection per request, so that every request is
+// a new choice of the proxy.
+var httpClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// hostState is what cluster-down must give back.
+type hostState struct {
+	sysctls map[string]string
+}
+
+var watchedSysctls = []string{"kernel.panic", "kernel.panic_on_oops", "vm.overcommit_memory", "net.ipv4.ip_forward",
+	"net.ipv4.conf.all.route_localnet"}
+
+func readHost() hostState {
+	h := hostState{sysctls: map[string]string{}}
+	for _, s := range watchedSysctls {
+		b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(s, ".", "/"))
+		if err == nil {
+			h.sysctls[s] = strings.TrimSpace(string(b))
+		}
+	}
+	return h
+}
+
+// leftBehind lists what the real node left on the host: processes of its
+// binaries or in its cgroups, mounts under its state directory, its bridge
+// or veths, iptables rules or chains it made, its cgroups, changed sysctls.
+func leftBehind(before hostState) []string {
+	var leaks []string
+	nodeBin, err := run("hack/node-binaries.sh", "--print")
+	Expect(err).NotTo(HaveOccurred())
+	nodeBin = strings.TrimSpace(nodeBin)
+	state := filepath.Join(filepath.Dir(filepath.Dir(nodeBin)), "real-node")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		if exe, err := os.Readlink(p + "/exe"); err == nil && strings.HasPrefix(exe, nodeBin+"/") {
+			leaks = append(leaks, "process "+filepath.Base(p)+" "+exe)
+		}
+		if cg, err := os.ReadFile(p + "/cgroup"); err == nil && strings.Contains(string(cg), "/kubeforge-real") {
+			leaks = append(leaks, "process "+filepath.Base(p)+" in the kubelet's cgroups")
+		}
+	}
+	if f, err := os.Open("/proc/self/mountinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) > 4 && (strings.HasPrefix(fields[4], state+"/") || strings.HasPrefix(fields[4], "/var/lib/kubelet")) {
+				leaks = append(leaks, "mount "+fields[4])
+			}
+		}
+		f.Close()
+	}
+	if out, err := exec.Command("ip", "-o", "link", "show").Output(); err == nil {
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "kfbr0") {
+				leaks = append(leaks, "interface: "+l)
+			}
+		}
+	}
+	for _, save := range []string{"iptables-save", "ip6tables-save"} {
+		out, err := exec.Command(save).Output()
+		Expect(err).NotTo(HaveOccurred())
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.Contains(l, "KUBE-") || strings.Contains(l, "CNI-") || strings.Contains(l, "kubeforge-real-node") {
+				leaks = append(leaks, save+": "+l)
+			}
+		}
+	}
+	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/kubeforge-real")
+	for _, c := range cgroups {
+		leaks = append(leaks, "cgroup "+c)
+	}
+	after := readHost()
+	for k, v := range before.sysctls {
+		if after.sysctls[k] != v {
+			leaks = append(leaks, fmt.Sprintf("sysctl %s = %s, was %s", k, after.sysctls[k], v))
+		}
+	}
+	if _, err := os.Stat(state); err == nil {
+		leaks = append(leaks, "state directory "+state)
+	}
+	return leaks
+}
