@@ -17,6 +17,12 @@ RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpat
 
 # A distroless, non-root runtime image.
 FROM gcr.io/distroless/static:nonroot
+ARG VERSION=0.1.0
+# The same labels as the image hack/images.sh builds without Docker.
+LABEL org.opencontainers.image.title="kubeforge" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.source="https://github.com/kubeforge/kubeforge" \
+      org.opencontainers.image.licenses="Apache-2.0"
 WORKDIR /
 COPY --from=builder /workspace/manager .
 USER 65532:65532

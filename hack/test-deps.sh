@@ -8,10 +8,15 @@
 # servers (Platform databases; the tests start their own on loopback, see
 # internal/test/testdb), and Prometheus with promtool (the e2e suite scrapes the
 # manager with a Prometheus of its own; promtool checks the alert rules).
+# The real node of tests/e2e/real needs libseccomp-dev and pkg-config (runc
+# is built with seccomp), iptables (kube-proxy), openssl (its certificates),
+# and curl, gpgv, xz-utils and debian-archive-keyring (the nginx image is
+# assembled from Debian's signed packages).
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client mariadb-server postgresql prometheus)
+packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client mariadb-server postgresql prometheus
+  libseccomp-dev pkg-config iptables openssl curl gpgv xz-utils debian-archive-keyring)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
