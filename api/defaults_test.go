@@ -32,10 +32,11 @@ import (
 )
 
 // upstream are the properties whose schemas are Kubernetes' own types
-// (a pod template, env vars): their defaults are Kubernetes', not ours.
+// (a pod template, env vars, a probe): their defaults are Kubernetes', not
+// ours.
 var upstream = map[string]bool{
 	"status": true, "template": true, "env": true, "envFrom": true,
-	"imagePullSecrets": true, "adminSecretRef": true, "caSecretRef": true,
+	"imagePullSecrets": true, "adminSecretRef": true, "caSecretRef": true, "readinessProbe": true,
 }
 
 // schemaDefaults collects the default of every property below path that
