@@ -172,17 +172,25 @@ var _ = BeforeSuite(func() {
 	leader()
 })
 
-// kubectlEventually runs an idempotent kubectl command until it succeeds
-// (an AlreadyExists answer counts), so a transient refusal does not fail
-// the suite; a lasting one shows its error when Eventually gives up.
+// kubectlEventually runs an idempotent kubectl command until it succeeds,
+// so a transient refusal does not fail the suite. An answer that the object
+// already exists counts as success: on a loaded machine a create can land
+// while its answer is lost (an etcd timeout, a dropped connection), and the
+// retry then meets the object the first attempt made. kubectl spells that
+// answer "(AlreadyExists)" for most creates and "already exists" for some
+// (create clusterrolebinding), so both count. Every failed attempt is
+// written to the spec's output, so a lasting failure shows its history.
 func kubectlEventually(args ...string) {
 	Eventually(func() error {
 		_, err := kubectl(args...)
-		if err != nil && strings.Contains(err.Error(), "AlreadyExists") {
+		if err != nil && (strings.Contains(err.Error(), "(AlreadyExists)") || strings.Contains(err.Error(), "already exists")) {
 			return nil
 		}
+		if err != nil {
+			GinkgoWriter.Printf("%s: %v\n", time.Now().Format(time.RFC3339), err)
+		}
 		return err
-	}, "30s").Should(Succeed(), "kubectl %s", strings.Join(args, " "))
+	}).Should(Succeed(), "kubectl %s", strings.Join(args, " "))
 }
 
 // managerNS is where the manager's ServiceAccount, leader-election Role and
