@@ -16,6 +16,8 @@ package olm
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -26,7 +28,8 @@ import (
 
 // renderCatalog writes the file-based catalog: the package, its channel
 // with this bundle as head, and the bundle as `opm render` describes one
-// (package, GVKs, CSV metadata).
+// (package, GVKs, CSV metadata). With o.Previous, the bundles and channel
+// entries of that catalog are kept and this bundle is added to them.
 func renderCatalog(o Options, csv *v1alpha1.ClusterServiceVersion, objs []*unstructured.Unstructured) ([]byte, error) {
 	bundleName := csv.Name
 	props := []property.Property{property.MustBuildPackage(Package, o.Version)}
@@ -61,9 +64,56 @@ func renderCatalog(o Options, csv *v1alpha1.ClusterServiceVersion, objs []*unstr
 			RelatedImages: []declcfg.RelatedImage{{Name: "", Image: o.BundleImage}, {Name: "manager", Image: o.Image}},
 		}},
 	}
+	cfg.Channels[0].Entries[0].Replaces = o.Replaces
+	if o.Previous != "" {
+		if err := keepPrevious(&cfg, o.Previous); err != nil {
+			return nil, err
+		}
+	}
 	var b bytes.Buffer
 	if err := declcfg.WriteYAML(cfg, &b); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// keepPrevious adds the bundles and channel entries of the catalog in file
+// to cfg, the new bundle's own entry last. A previous bundle of the same
+// name is replaced by the new one.
+func keepPrevious(cfg *declcfg.DeclarativeConfig, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	prev, err := declcfg.LoadReader(f)
+	if err != nil {
+		return fmt.Errorf("previous catalog %s: %w", file, err)
+	}
+	head := cfg.Bundles[0].Name
+	var bundles []declcfg.Bundle
+	for _, b := range prev.Bundles {
+		if b.Package == Package && b.Name != head {
+			bundles = append(bundles, b)
+		}
+	}
+	cfg.Bundles = append(bundles, cfg.Bundles...)
+	for _, ch := range prev.Channels {
+		if ch.Package != Package {
+			continue
+		}
+		var entries []declcfg.ChannelEntry
+		for _, e := range ch.Entries {
+			if e.Name != head {
+				entries = append(entries, e)
+			}
+		}
+		if ch.Name == Channel {
+			cfg.Channels[0].Entries = append(entries, cfg.Channels[0].Entries...)
+			continue
+		}
+		ch.Entries = entries
+		cfg.Channels = append(cfg.Channels, ch)
+	}
+	return nil
 }

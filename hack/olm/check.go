@@ -72,6 +72,54 @@ func CheckFormat(bundleDir string) []string {
 	return problems
 }
 
+// builtinGroups are the API groups every cluster OLM runs on serves.
+var builtinGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "policy": true, "rbac.authorization.k8s.io": true,
+	"networking.k8s.io": true, "scheduling.k8s.io": true, "admissionregistration.k8s.io": true,
+	"apiextensions.k8s.io": true, "operators.coreos.com": true,
+}
+
+// CheckInstallableAnywhere finds bundle objects whose kind only some
+// clusters serve: OLM fails the whole InstallPlan when one of them is
+// unknown (a ServiceMonitor on a cluster without prometheus-operator), so
+// the bundle may carry only built-in kinds and the kinds of its own CRDs.
+func CheckInstallableAnywhere(bundleDir string) []string {
+	files, err := filepath.Glob(filepath.Join(bundleDir, ManifestsDir, "*.yaml"))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	type object struct{ file, apiVersion, kind string }
+	var objects []object
+	own := map[string]bool{}
+	for _, f := range files {
+		var u struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Spec       struct {
+				Group string `json:"group"`
+			} `json:"spec"`
+		}
+		if err := readYAML(f, &u); err != nil {
+			return []string{err.Error()}
+		}
+		if u.Kind == "CustomResourceDefinition" {
+			own[u.Spec.Group] = true
+		}
+		objects = append(objects, object{filepath.Base(f), u.APIVersion, u.Kind})
+	}
+	var problems []string
+	for _, o := range objects {
+		group := ""
+		if i := strings.LastIndex(o.apiVersion, "/"); i >= 0 {
+			group = o.apiVersion[:i]
+		}
+		if !builtinGroups[group] && !own[group] {
+			problems = append(problems, fmt.Sprintf("%s: a %s (%s) installs only where its CRD is served; OLM fails the InstallPlan elsewhere", o.file, o.kind, o.apiVersion))
+		}
+	}
+	return problems
+}
+
 // CheckValidators loads the bundle root (so the channel checks see the
 // annotations) and returns every error and warning of the validators.
 func CheckValidators(bundleDir string) []string {

@@ -65,6 +65,14 @@ type Options struct {
 	Image string
 	// BundleImage is the bundle's image, named in the catalog.
 	BundleImage string
+	// Replaces names the CSV this version upgrades (the CSV's
+	// spec.replaces and the channel entry's replaces), e.g.
+	// kubeforge.v0.1.0; empty for the first version of a channel.
+	Replaces string
+	// Previous is a file-based catalog (a catalog.yaml written by an earlier
+	// run) whose bundles and channel entries the new catalog keeps, so that
+	// a release adds its bundle to those already published.
+	Previous string
 }
 
 // Files are generated files by path: bundle files relative to bundle/,
@@ -227,9 +235,15 @@ func manifestName(u *unstructured.Unstructured) string {
 // its own. The CSV takes the Deployment, the ServiceAccount's RBAC and the
 // webhooks; OLM provides the webhook Service and certificates; the samples
 // become alm-examples; the Namespace is the one OLM installs into.
+//
+// The ServiceMonitor and PrometheusRule stay out: OLM fails the whole
+// InstallPlan when a bundle object's CRD is not served, so a bundle with
+// them installs only on clusters running prometheus-operator. They ship as
+// config/manifests/monitoring, applied into the install namespace by those
+// who have prometheus-operator (docs/install.md).
 func standalone(u *unstructured.Unstructured, bound map[string]bool) bool {
 	switch u.GetKind() {
-	case "CustomResourceDefinition", "ServiceMonitor", "PrometheusRule", "PodDisruptionBudget":
+	case "CustomResourceDefinition", "PodDisruptionBudget":
 		return true
 	case "Service":
 		return u.GetName() != webhookService
@@ -315,6 +329,7 @@ func buildCSV(o Options, objs []*unstructured.Unstructured) (*v1alpha1.ClusterSe
 		return nil, nil, fmt.Errorf("version %q: %w", o.Version, err)
 	}
 	csv.Spec.Version = version.OperatorVersion{Version: v}
+	csv.Spec.Replaces = o.Replaces
 	csv.Annotations["containerImage"] = o.Image
 	examples, err := json.MarshalIndent(samples, "", "  ")
 	if err != nil {

@@ -16,14 +16,17 @@ package olm
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"sigs.k8s.io/yaml"
 )
 
@@ -101,6 +104,60 @@ func TestBundleFormat(t *testing.T) {
 // suite=operatorframework` runs: no error and no warning.
 func TestOperatorFrameworkValidators(t *testing.T) {
 	noProblems(t, "validators", CheckValidators(bundleDir))
+}
+
+func TestBundleInstallsWithoutOptionalCRDs(t *testing.T) {
+	noProblems(t, "installable anywhere", CheckInstallableAnywhere(bundleDir))
+}
+
+// A release's catalog keeps the bundles published before it, and its
+// bundle replaces the previous head: what OLM needs to upgrade a running
+// operator (and what the olm e2e specs install).
+func TestCatalogOfAnUpgrade(t *testing.T) {
+	first := options(t)
+	out := t.TempDir()
+	files, err := Generate(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(files, filepath.Join(out, "first", "bundle")); err != nil {
+		t.Fatal(err)
+	}
+	next := first
+	next.Version = "99.0.0"
+	next.BundleImage = strings.Replace(first.BundleImage, ":v"+first.Version, ":v99.0.0", 1)
+	next.Replaces = Package + ".v" + first.Version
+	next.Previous = filepath.Join(out, "first", "catalog", "kubeforge", "catalog.yaml")
+	if files, err = Generate(next); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(files, filepath.Join(out, "next", "bundle")); err != nil {
+		t.Fatal(err)
+	}
+	noProblems(t, "next bundle", CheckValidators(filepath.Join(out, "next", "bundle")))
+	noProblems(t, "upgrade catalog", CheckCatalog(filepath.Join(out, "next", "catalog"), Package+".v99.0.0"))
+	csv, _, err := loadBundle(filepath.Join(out, "next", "bundle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if csv.Spec.Replaces != next.Replaces {
+		t.Errorf("the CSV replaces %q, want %q", csv.Spec.Replaces, next.Replaces)
+	}
+	cfg, err := declcfg.LoadFS(context.Background(), os.DirFS(filepath.Join(out, "next", "catalog")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bundles []string
+	for _, b := range cfg.Bundles {
+		bundles = append(bundles, b.Name+" "+b.Image)
+	}
+	want := []string{Package + ".v" + first.Version + " " + first.BundleImage, Package + ".v99.0.0 " + next.BundleImage}
+	if !reflect.DeepEqual(bundles, want) {
+		t.Errorf("bundles %v, want %v", bundles, want)
+	}
+	if len(cfg.Channels) != 1 || len(cfg.Channels[0].Entries) != 2 || cfg.Channels[0].Entries[1].Replaces != next.Replaces {
+		t.Errorf("channels %+v, want %s with two entries, the second replacing the first", cfg.Channels, Channel)
+	}
 }
 
 func TestScorecardStaticChecks(t *testing.T) {
@@ -275,6 +332,17 @@ func TestEachCheckCatchesItsBreakage(t *testing.T) {
 			check:  func(b, _, d string) []string { return CheckSync(root, b, d, "9.9.9") },
 			break_: func(t *testing.T, _, _, _ string) {},
 			want:   "the Makefile's 9.9.9",
+		},
+		{
+			name:  "an object whose CRD only some clusters serve",
+			check: func(b, _, _ string) []string { return CheckInstallableAnywhere(b) },
+			break_: func(t *testing.T, b, _, _ string) {
+				monitor := "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: m\nspec: {}\n"
+				if err := os.WriteFile(filepath.Join(b, ManifestsDir, "m_monitoring.coreos.com_v1_servicemonitor.yaml"), []byte(monitor), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "a ServiceMonitor (monitoring.coreos.com/v1) installs only where its CRD is served",
 		},
 		{
 			name:   "a bundle without its metadata",

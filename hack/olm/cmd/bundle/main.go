@@ -31,6 +31,9 @@ func main() {
 	flag.StringVar(&o.Version, "version", "", "The operator's version, e.g. 0.1.0.")
 	flag.StringVar(&o.Image, "image", "", "The manager's image.")
 	flag.StringVar(&o.BundleImage, "bundle-image", "", "The bundle's image, named in the catalog.")
+	flag.StringVar(&o.Replaces, "replaces", "", "The CSV this version upgrades, e.g. kubeforge.v0.1.0 (spec.replaces and the channel entry).")
+	flag.StringVar(&o.Previous, "previous-catalog", "", "A catalog.yaml whose bundles and channel entries the new catalog keeps.")
+	out := flag.String("out", "", "The directory for bundle/, bundle.Dockerfile and catalog/ (default: the repository root).")
 	flag.Parse()
 	if o.Version == "" || o.Image == "" || o.BundleImage == "" {
 		fmt.Fprintln(os.Stderr, "bundle: --version, --image and --bundle-image are required")
@@ -39,14 +42,17 @@ func main() {
 	root, err := filepath.Abs(o.Root)
 	if err == nil {
 		o.Root = root
+		if *out == "" {
+			*out = root
+		}
 		var files olm.Files
 		if files, err = olm.Generate(o); err == nil {
-			err = olm.Write(files, filepath.Join(root, "bundle"))
+			err = olm.Write(files, filepath.Join(*out, "bundle"))
 		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bundle:", err)
 		os.Exit(1)
 	}
-	fmt.Println("wrote bundle/, bundle.Dockerfile and catalog/kubeforge/catalog.yaml")
+	fmt.Printf("wrote bundle/, bundle.Dockerfile and catalog/kubeforge/catalog.yaml under %s\n", *out)
 }
