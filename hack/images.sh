@@ -23,15 +23,14 @@ NGINX_IMAGE=${NGINX_IMAGE:-docker.io/library/nginx:1.27.3-alpine}
 ECHOSERVER_IMAGE=${ECHOSERVER_IMAGE:-kubeforge.test/echoserver:v1}
 CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
 OUT="$CACHE_ROOT/images"
-DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-DEBIAN_SUITE=${DEBIAN_SUITE:-forky}
-DEBIAN_KEYRING=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 # nginx and what its binary and stream module link against; nothing else
 # (no shell, no package manager, no nginx-common configuration).
 NGINX_PACKAGES=(nginx libnginx-mod-stream libc6 libgcc-s1 libcrypt1 libpcre2-8-0 libssl3t64 libzstd1 zlib1g)
 
 LOG_PREFIX=images
 log() { printf '[%s] %s\n' "$LOG_PREFIX" "$*" >&2; }
+# shellcheck source=hack/debian-lib.sh
+source hack/debian-lib.sh
 
 # ociimage builds and pushes an image (-ref REF ... FILES); the real node,
 # when it runs, forgets its copy of REF, so that the next Pod pulls the new
@@ -64,35 +63,13 @@ echoserver() {
   log "test backend image $ECHOSERVER_IMAGE pushed"
 }
 
-# field PACKAGES NAME FIELD: a field of a package's stanza in a Packages file.
-field() {
-  awk -v p="$2" -v f="$3:" 'BEGIN { RS = "" } $0 ~ "(^|\n)Package: " p "\n" {
-    n = split($0, lines, "\n"); for (i = 1; i <= n; i++) if (index(lines[i], f " ") == 1) { print substr(lines[i], length(f) + 2); exit } }' "$1"
-}
-
-# nginx_rootfs assembles a root file system from Debian packages: the
-# suite's InRelease checked against Debian's archive keyring, the Packages
-# index against InRelease, every .deb against the index.
+# nginx_rootfs assembles a root file system from Debian packages
+# (hack/debian-lib.sh: signatures and checksums checked).
 nginx_rootfs() {
-  local dir="$OUT/nginx" debs="$OUT/nginx/debs" root="$OUT/nginx/rootfs" p
-  rm -rf "$dir" && mkdir -p "$debs" "$root"
-  curl -fsS --max-time 60 -o "$dir/InRelease" "$DEBIAN_MIRROR/dists/$DEBIAN_SUITE/InRelease"
-  gpgv --keyring "$DEBIAN_KEYRING" "$dir/InRelease" 2>/dev/null || { log "InRelease of $DEBIAN_SUITE: bad signature"; return 1; }
-  curl -fsS --max-time 120 -o "$dir/Packages.xz" "$DEBIAN_MIRROR/dists/$DEBIAN_SUITE/main/binary-amd64/Packages.xz"
-  local want
-  want=$(awk '/^SHA256:/ { s = 1; next } /^[A-Za-z]/ { s = 0 } s && $3 == "main/binary-amd64/Packages.xz" { print $1 }' "$dir/InRelease")
-  [[ -n "$want" && "$(sha256sum "$dir/Packages.xz" | cut -d' ' -f1)" == "$want" ]] || { log "Packages.xz does not match InRelease"; return 1; }
-  xz -dc "$dir/Packages.xz" >"$dir/Packages"
-  for p in "${NGINX_PACKAGES[@]}"; do
-    local file sum
-    file=$(field "$dir/Packages" "$p" Filename)
-    sum=$(field "$dir/Packages" "$p" SHA256)
-    [[ -n "$file" && -n "$sum" ]] || { log "package $p not in $DEBIAN_SUITE"; return 1; }
-    curl -fsS --max-time 120 -o "$debs/$p.deb" "$DEBIAN_MIRROR/$file"
-    [[ "$(sha256sum "$debs/$p.deb" | cut -d' ' -f1)" == "$sum" ]] || { log "$p: checksum mismatch"; return 1; }
-    dpkg-deb -x "$debs/$p.deb" "$root"
-  done
-  field "$dir/Packages" nginx Version >"$dir/version"
+  local dir="$OUT/nginx" root="$OUT/nginx/rootfs"
+  rm -rf "$dir" && mkdir -p "$root"
+  debian_unpack "$root" "${NGINX_PACKAGES[@]}"
+  debian_version nginx >"$dir/version.tmp"
   # What a base system would add: the merged-/usr links, users for the
   # workers, the directories nginx opens at start, the stream module loaded
   # through Debian's modules-enabled convention (the Balancer's nginx.conf
@@ -127,6 +104,7 @@ EOF
   chroot "$root" /usr/sbin/nginx -t -c /tmp/check.conf -e stderr >/dev/null 2>"$dir/check.log" ||
     { cat "$dir/check.log" >&2; log "the assembled nginx cannot run the Balancer's configuration"; return 1; }
   rm -f "$root/tmp/check.conf"
+  mv "$dir/version.tmp" "$dir/version"
 }
 
 nginx() {

@@ -1,0 +1,49 @@
+# Shared by the scripts that assemble image root file systems from Debian
+# packages (hack/images.sh, hack/olm.sh). Source it after setting OUT (a
+# cache directory) and defining log.
+
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+DEBIAN_SUITE=${DEBIAN_SUITE:-forky}
+DEBIAN_KEYRING=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+
+# field PACKAGES NAME FIELD: a field of a package's stanza in a Packages file.
+field() {
+  awk -v p="$2" -v f="$3:" 'BEGIN { RS = "" } $0 ~ "(^|\n)Package: " p "\n" {
+    n = split($0, lines, "\n"); for (i = 1; i <= n; i++) if (index(lines[i], f " ") == 1) { print substr(lines[i], length(f) + 2); exit } }' "$1"
+}
+
+# debian_index: the suite's Packages index at $OUT/debian/Packages, fetched
+# once per run: InRelease checked against Debian's archive keyring, the
+# index against InRelease.
+debian_index() {
+  local dir="$OUT/debian"
+  [[ -f "$dir/Packages" && -f "$dir/.fetched-$$" ]] && return 0
+  rm -rf "$dir" && mkdir -p "$dir"
+  curl -fsS --max-time 60 -o "$dir/InRelease" "$DEBIAN_MIRROR/dists/$DEBIAN_SUITE/InRelease"
+  gpgv --keyring "$DEBIAN_KEYRING" "$dir/InRelease" 2>/dev/null || { log "InRelease of $DEBIAN_SUITE: bad signature"; return 1; }
+  curl -fsS --max-time 120 -o "$dir/Packages.xz" "$DEBIAN_MIRROR/dists/$DEBIAN_SUITE/main/binary-amd64/Packages.xz"
+  local want
+  want=$(awk '/^SHA256:/ { s = 1; next } /^[A-Za-z]/ { s = 0 } s && $3 == "main/binary-amd64/Packages.xz" { print $1 }' "$dir/InRelease")
+  [[ -n "$want" && "$(sha256sum "$dir/Packages.xz" | cut -d' ' -f1)" == "$want" ]] || { log "Packages.xz does not match InRelease"; return 1; }
+  xz -dc "$dir/Packages.xz" >"$dir/Packages"
+  touch "$dir/.fetched-$$"
+}
+
+# debian_unpack ROOT PACKAGE...: unpacks the packages into ROOT, each .deb
+# checked against the index; no maintainer scripts run.
+debian_unpack() {
+  local root=$1 p file sum debs="$OUT/debian/debs"; shift
+  debian_index
+  mkdir -p "$debs" "$root"
+  for p in "$@"; do
+    file=$(field "$OUT/debian/Packages" "$p" Filename)
+    sum=$(field "$OUT/debian/Packages" "$p" SHA256)
+    [[ -n "$file" && -n "$sum" ]] || { log "package $p not in $DEBIAN_SUITE"; return 1; }
+    curl -fsS --max-time 120 -o "$debs/$p.deb" "$DEBIAN_MIRROR/$file"
+    [[ "$(sha256sum "$debs/$p.deb" | cut -d' ' -f1)" == "$sum" ]] || { log "$p: checksum mismatch"; return 1; }
+    dpkg-deb -x "$debs/$p.deb" "$root"
+  done
+}
+
+# debian_version PACKAGE: its version in the index.
+debian_version() { debian_index && field "$OUT/debian/Packages" "$1" Version; }
