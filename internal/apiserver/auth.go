@@ -86,6 +86,9 @@ type Auth struct {
 	ReviewsPerSecond rate.Limit
 	ReviewBurst      int
 
+	// clock is time.Now unless a test sets it.
+	clock func() time.Time
+
 	mu       sync.Mutex
 	users    map[string]cached[*User]
 	allowed  map[string]cached[string] // "" allowed, else the reason it is not
@@ -162,7 +165,7 @@ func (a *Auth) Authenticate(ctx context.Context, token, from string) (*User, err
 		return nil, ErrUnauthenticated
 	}
 	key := tokenKey(token)
-	now := time.Now()
+	now := a.now()
 	a.mu.Lock()
 	if c, ok := a.users[key]; ok && now.Before(c.expires) {
 		a.mu.Unlock()
@@ -200,7 +203,7 @@ func (a *Auth) Authenticate(ctx context.Context, token, from string) (*User, err
 // *Forbidden with the reason.
 func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 	key := fmt.Sprintf("%s\x00%s\x00%q\x00%+v", u.Name, u.UID, u.Groups, attrs)
-	now := time.Now()
+	now := a.now()
 	a.mu.Lock()
 	if c, ok := a.allowed[key]; ok && now.Before(c.expires) {
 		a.mu.Unlock()
@@ -233,6 +236,13 @@ func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 	a.allowed[key] = cached[string]{v: reason, expires: now.Add(a.TTL)}
 	a.mu.Unlock()
 	return forbidden(reason)
+}
+
+func (a *Auth) now() time.Time {
+	if a.clock != nil {
+		return a.clock()
+	}
+	return time.Now()
 }
 
 // maxCached bounds each cache: past it, expired answers are dropped, so
