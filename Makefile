@@ -87,12 +87,16 @@ test-unit: test-binaries test-deps ## Unit and envtest (integration) tests.
 E2E_LABELS ?=
 
 .PHONY: test-e2e
-test-e2e: test-binaries test-deps node-binaries build ## End-to-end tests: tests/e2e on a kwok cluster, then tests/e2e/real on a cluster with a real node (each created and deleted by its suite).
-	PATH="$(BIN_DIR):$$PATH" go test ./tests/e2e/... -p 1 -count=1 -timeout 45m -v -ginkgo.v $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
+test-e2e: test-binaries test-deps node-binaries olm-binaries build ## End-to-end tests: tests/e2e on a kwok cluster, then tests/e2e/olm (installed by real OLM) and tests/e2e/real (make deploy), each on its own cluster with a real node, created and deleted by its suite.
+	PATH="$(BIN_DIR):$$PATH" go test ./tests/e2e/... -p 1 -count=1 -timeout 60m -v -ginkgo.v $(if $(E2E_LABELS),-ginkgo.label-filter="$(E2E_LABELS)")
 
 .PHONY: node-binaries
 node-binaries: test-binaries test-deps ## Build what the real node runs (kubelet, kube-proxy, containerd, runc, CNI plugins, CoreDNS, registry) from source (cached).
 	hack/node-binaries.sh >/dev/null
+
+.PHONY: olm-binaries
+olm-binaries: ## Build OLM v0.38.0 (olm, catalog, package-server, copy-content, cpb), opm, grpc_health_probe and helm from source (cached).
+	hack/olm.sh binaries
 
 .PHONY: test-perf
 test-perf: test-binaries build ## The performance harness at N = 20, one run, 5 s webhook loads, so that it cannot rot (figures in tests/perf/out).
@@ -151,6 +155,10 @@ catalog: bundle ## Render the file-based catalog catalog/kubeforge/catalog.yaml 
 bundle-build: bundle ## Build the bundle image BUNDLE_IMG (needs a container engine).
 	docker build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
+.PHONY: bundle-image
+bundle-image: ## Build the bundle image BUNDLE_IMG from bundle/ without Docker and push it to the local cluster's registry (REAL_NODE=1 make cluster-up).
+	BUNDLE_IMG=$(BUNDLE_IMG) hack/olm.sh bundle-image
+
 .PHONY: bundle-push
 bundle-push: ## Push the bundle image BUNDLE_IMG.
 	docker push $(BUNDLE_IMG)
@@ -158,6 +166,22 @@ bundle-push: ## Push the bundle image BUNDLE_IMG.
 .PHONY: catalog-build
 catalog-build: catalog ## Build the catalog image CATALOG_IMG (needs a container engine).
 	docker build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-image
+catalog-image: ## Build the catalog image CATALOG_IMG from catalog/ without Docker (opm serving it) and push it to the local cluster's registry.
+	CATALOG_IMG=$(CATALOG_IMG) hack/olm.sh catalog-image
+
+.PHONY: olm-install
+olm-install: ## Install OLM, built from source, into the local cluster with a real node (its images pushed to the node's registry).
+	hack/olm.sh images install
+
+.PHONY: run-bundle
+run-bundle: ## Install BUNDLE_IMG through OLM as `operator-sdk run bundle` does (operator-sdk if installed, else its steps by hack/olm.sh); NAMESPACE defaults to kubeforge-run-bundle.
+	@if command -v operator-sdk >/dev/null; then \
+		operator-sdk run bundle $(BUNDLE_IMG) --namespace $(or $(NAMESPACE),kubeforge-run-bundle); \
+	else \
+		BUNDLE_IMG=$(BUNDLE_IMG) NAMESPACE=$(or $(NAMESPACE),kubeforge-run-bundle) hack/olm.sh run-bundle; \
+	fi
 
 .PHONY: catalog-push
 catalog-push: ## Push the catalog image CATALOG_IMG.

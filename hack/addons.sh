@@ -11,7 +11,9 @@
 #     fetched from the module proxy without that cross-check (GONOSUMDB):
 #     it only supplies two CRD files.
 #
-# Usage: hack/addons.sh install
+# Usage: hack/addons.sh install            both
+#        hack/addons.sh cert-manager       cert-manager only
+#        hack/addons.sh monitoring-crds    the prometheus-operator CRDs only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,5 +59,7 @@ cert_manager() {
 
 case "${1:-}" in
   install) cert_manager && monitoring_crds ;;
-  *) echo "usage: $0 install" >&2; exit 2 ;;
+  cert-manager) cert_manager ;;
+  monitoring-crds) monitoring_crds ;;
+  *) echo "usage: $0 install|cert-manager|monitoring-crds" >&2; exit 2 ;;
 esac

@@ -35,6 +35,8 @@
 #                   CRDs and their objects stay)
 #   print-bin       the directory of the binaries
 #
+# Usage: hack/olm.sh COMMAND... (run in order, e.g. images install)
+#
 # Env: REGISTRY (default: hack/real-node.sh registry), BUNDLE_IMG,
 #      CATALOG_IMG, NAMESPACE, TIMEOUT (seconds to wait, default 300).
 set -euo pipefail
@@ -227,22 +229,28 @@ run_bundle() {
   rm -rf "$dir" && mkdir -p "$dir"
   # 1. The bundle rendered as a catalog, from the image itself.
   local=$(local_ref "$BUNDLE_IMG")
-  "$BIN/opm" render "$local" --use-http -o yaml >"$dir/bundle.yaml"
+  # opm pulls through containers/image, which wants a signature policy;
+  # the default one of container tools (accept what the registry serves),
+  # in a HOME of its own so that the user's is not touched.
+  mkdir -p "$dir/home/.config/containers"
+  echo '{"default": [{"type": "insecureAcceptAnything"}]}' >"$dir/home/.config/containers/policy.json"
+  HOME="$dir/home" "$BIN/opm" render "$local" --use-http -o yaml >"$dir/bundle.yaml"
   sed -i "s|^image: $local\$|image: $BUNDLE_IMG|" "$dir/bundle.yaml"
   csv=$(sed -n 's/^name: //p' "$dir/bundle.yaml" | head -1)
   pkg=$(sed -n 's/^package: //p' "$dir/bundle.yaml" | head -1)
   channel=$(grep -o 'operators.operatorframework.io.bundle.channel.default.v1=[^ ]*' "$BUNDLE_DOCKERFILE" | cut -d= -f2)
   [[ -n "$csv" && -n "$pkg" && -n "$channel" ]] || { log "cannot read the bundle's CSV, package and channel"; return 1; }
+  mkdir -p "$dir/configs"
   {
     printf -- '---\nschema: olm.package\nname: %s\ndefaultChannel: %s\n' "$pkg" "$channel"
     printf -- '---\nschema: olm.channel\npackage: %s\nname: %s\nentries:\n- name: %s\n' "$pkg" "$channel" "$csv"
     printf -- '---\n'
     cat "$dir/bundle.yaml"
-  } >"$dir/catalog.yaml"
-  "$BIN/opm" validate "$dir" >/dev/null
+  } >"$dir/configs/catalog.yaml"
+  "$BIN/opm" validate "$dir/configs" >/dev/null
   # 2. A registry Pod serving it.
   kubectl create namespace "$NAMESPACE" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-  kubectl -n "$NAMESPACE" create configmap kubeforge-run-bundle-catalog --from-file=catalog.yaml="$dir/catalog.yaml" \
+  kubectl -n "$NAMESPACE" create configmap kubeforge-run-bundle-catalog --from-file=catalog.yaml="$dir/configs/catalog.yaml" \
     --dry-run=client -o yaml | kubectl apply --server-side --force-conflicts -f - >/dev/null
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -263,13 +271,16 @@ spec:
       periodSeconds: 2
     securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
     volumeMounts:
-    - {name: catalog, mountPath: /configs/$pkg}
+    # One file (subPath): a whole ConfigMap volume also holds its ..data
+    # copies, which opm would read as a second catalog.
+    - {name: catalog, mountPath: /configs/$pkg/catalog.yaml, subPath: catalog.yaml}
     - {name: cache, mountPath: /tmp}
   volumes:
   - {name: catalog, configMap: {name: kubeforge-run-bundle-catalog}}
   - {name: cache, emptyDir: {}}
 EOF
-  kubectl -n "$NAMESPACE" wait --for=condition=Ready --timeout="${TIMEOUT}s" pod/kubeforge-run-bundle-registry >/dev/null
+  kubectl -n "$NAMESPACE" wait --for=condition=Ready --timeout="${TIMEOUT}s" pod/kubeforge-run-bundle-registry >/dev/null ||
+    { kubectl -n "$NAMESPACE" logs kubeforge-run-bundle-registry --tail=20 >&2 || true; return 1; }
   local ip
   ip=$(kubectl -n "$NAMESPACE" get pod kubeforge-run-bundle-registry -o jsonpath='{.status.podIP}')
   # 3. The CatalogSource, OperatorGroup and Subscription.
@@ -337,14 +348,17 @@ run_bundle_cleanup() {
   log "removed the run-bundle install from $NAMESPACE (CRDs and their objects stay)"
 }
 
-case "${1:-}" in
-  binaries) binaries ;;
-  images) images ;;
-  install) install ;;
-  bundle-image) bundle_image ;;
-  catalog-image) catalog_image ;;
-  run-bundle) run_bundle ;;
-  run-bundle-cleanup) run_bundle_cleanup ;;
-  print-bin) echo "$BIN" ;;
-  *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
-esac
+(( $# > 0 )) || { sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2; }
+for cmd in "$@"; do
+  case "$cmd" in
+    binaries) binaries ;;
+    images) images ;;
+    install) install ;;
+    bundle-image) bundle_image ;;
+    catalog-image) catalog_image ;;
+    run-bundle) run_bundle ;;
+    run-bundle-cleanup) run_bundle_cleanup ;;
+    print-bin) echo "$BIN" ;;
+    *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,305 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package olm
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+)
+
+const workNS = "olm-e2e"
+
+// get reads one field of an object with a jsonpath; "" when it is not there.
+func get(ns, what, path string) string {
+	out, _ := kubectl("-n", ns, "get", what, "-o", "jsonpath="+path)
+	return strings.TrimSpace(out)
+}
+
+// subscribe subscribes the operators namespace to kubeforge's candidate
+// channel from our catalog, as docs/install.md does.
+func subscribe() {
+	kubectlApply(`apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata:
+  name: kubeforge
+  namespace: ` + operatorsNS + `
+spec:
+  channel: candidate
+  name: kubeforge
+  source: kubeforge-catalog
+  sourceNamespace: ` + catalogNS + `
+`)
+}
+
+// installed waits for the CSV to succeed and returns the manager Pods.
+func installed(csv, img string) {
+	Eventually(func(g Gomega) {
+		g.Expect(get(operatorsNS, "csv/"+csv, "{.status.phase}")).To(Equal("Succeeded"))
+	}).Should(Succeed(), "CSV %s", csv)
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(operatorsNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(2))
+		for _, p := range pods.Items {
+			g.Expect(p.DeletionTimestamp).To(BeNil())
+			g.Expect(p.Spec.Containers[0].Image).To(Equal(img))
+			g.Expect(p.Status.ContainerStatuses).NotTo(BeEmpty())
+			g.Expect(p.Status.ContainerStatuses[0].Ready).To(BeTrue())
+		}
+	}).Should(Succeed())
+}
+
+// uninstall deletes the Subscription and the CSV, as OLM documents, and
+// waits until the manager's Pods are gone.
+func uninstall(csv string) {
+	_, err := kubectl("-n", operatorsNS, "delete", "subscription", "kubeforge", "--ignore-not-found")
+	Expect(err).NotTo(HaveOccurred())
+	_, err = kubectl("-n", operatorsNS, "delete", "csv", csv, "--ignore-not-found")
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(operatorsNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		g.Expect(pods.Items).To(BeEmpty())
+	}).Should(Succeed())
+}
+
+func podSet(name string, replicas *int32, container string) *appsv1alpha1.PodSet {
+	return &appsv1alpha1.PodSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: workNS, Name: name},
+		Spec: appsv1alpha1.PodSetSpec{
+			Replicas: replicas,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: ptr.To(int64(1)),
+					Containers:                    []corev1.Container{{Name: container, Image: echoImage}},
+				},
+			},
+		},
+	}
+}
+
+// ready waits for the PodSet to report n ready replicas.
+func ready(name string, n int32) {
+	Eventually(func(g Gomega) {
+		ps := &appsv1alpha1.PodSet{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: workNS, Name: name}, ps)).To(Succeed())
+		g.Expect(ps.Status.ReadyReplicas).To(Equal(n))
+		g.Expect(ps.Status.ObservedGeneration).To(Equal(ps.Generation))
+	}).Should(Succeed())
+}
+
+func scale(name string, n int32) {
+	_, err := kubectl("-n", workNS, "patch", "podset", name, "--type", "merge", "-p", `{"spec":{"replicas":`+strconv.Itoa(int(n))+`}}`)
+	Expect(err).NotTo(HaveOccurred())
+}
+
+var _ = Describe("Installed by OLM", Ordered, Label("olm"), func() {
+	var (
+		podSetUID types.UID
+		firstPod  types.UID
+	)
+
+	It("installs from the catalog image, on a cluster without prometheus-operator's CRDs", func() {
+		_, err := kubectl("get", "crd", "servicemonitors.monitoring.coreos.com")
+		Expect(err).To(HaveOccurred(), "this step proves the install without prometheus-operator's CRDs")
+
+		timed("catalog READY, Subscription, InstallPlan Complete, CSV Succeeded", func() {
+			kubectlApply(`apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata:
+  name: kubeforge-catalog
+  namespace: ` + catalogNS + `
+spec:
+  sourceType: grpc
+  image: ` + catalog + `
+  displayName: kubeforge
+  publisher: kubeforge
+`)
+			Eventually(func(g Gomega) {
+				g.Expect(get(catalogNS, "catalogsource/kubeforge-catalog", "{.status.connectionState.lastObservedState}")).To(Equal("READY"))
+			}).Should(Succeed())
+			subscribe()
+			var plan string
+			Eventually(func(g Gomega) {
+				plan = get(operatorsNS, "subscription/kubeforge", "{.status.installPlanRef.name}")
+				g.Expect(plan).NotTo(BeEmpty())
+			}).Should(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(get(operatorsNS, "installplan/"+plan, "{.status.phase}")).To(Equal("Complete"))
+			}).Should(Succeed())
+			installed("kubeforge.v"+version, image)
+		})
+
+		By("the manager serves the webhook certificate OLM generated")
+		Expect(get(operatorsNS, "deployment/kubeforge-controller-manager",
+			"{.spec.template.spec.volumes[*].secret.secretName}")).To(ContainSubstring("kubeforge-controller-manager-service-cert"))
+		hooks, err := kubectl("get", "validatingwebhookconfigurations", "-l", "olm.owner=kubeforge.v"+version,
+			"-o", "jsonpath={.items[*].webhooks[*].clientConfig.service.namespace}")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.Fields(hooks)).NotTo(BeEmpty())
+		for _, ns := range strings.Fields(hooks) {
+			Expect(ns).To(Equal(operatorsNS))
+		}
+	})
+
+	It("defaults, validates and reconciles a PodSet through OLM's webhook configuration", func() {
+		_, err := kubectl("create", "namespace", workNS)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("a bad PodSet is refused with the field error")
+		Eventually(func(g Gomega) {
+			err := k8sClient.Create(ctx, podSet("bad", nil, "Bad_Name"))
+			g.Expect(err).To(MatchError(ContainSubstring(`spec.template.spec.containers[0].name: Invalid value: "Bad_Name"`)))
+		}).Should(Succeed())
+
+		By("a PodSet without replicas is defaulted to 1 and its Pod runs on the real node")
+		ps := podSet("web", nil, "web")
+		Expect(k8sClient.Create(ctx, ps)).To(Succeed())
+		Expect(ps.Spec.Replicas).To(Equal(ptr.To(appsv1alpha1.PodSetDefaultReplicas)))
+		ready("web", 1)
+		podSetUID = ps.UID
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(workNS), client.MatchingLabels{"app": "web"})).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		firstPod = pods.Items[0].UID
+	})
+
+	It("upgrades the running operator to a second bundle added to the catalog, and keeps reconciling what exists", func() {
+		out := GinkgoT().TempDir()
+		timed("second bundle and catalog built (hack/olm generator, hack/olm.sh)", func() {
+			gen := runIn(filepath.Join(root, "hack", "olm"), "go", "run", "./cmd/bundle", "--root", "../..",
+				"--version", next, "--image", nextImage, "--bundle-image", nextBundle,
+				"--replaces", "kubeforge.v"+version, "--previous-catalog", "../../catalog/kubeforge/catalog.yaml", "--out", out)
+			Expect(gen).To(Succeed())
+			_, err := run([]string{"IMG=" + nextImage, "VERSION=" + next}, "hack/images.sh", "manager")
+			Expect(err).NotTo(HaveOccurred())
+			_, err = run([]string{"BUNDLE_IMG=" + nextBundle, "BUNDLE_DIR=" + filepath.Join(out, "bundle"),
+				"BUNDLE_DOCKERFILE=" + filepath.Join(out, "bundle.Dockerfile")}, "hack/olm.sh", "bundle-image")
+			Expect(err).NotTo(HaveOccurred())
+			_, err = run([]string{"CATALOG_IMG=" + nextCatalog, "CATALOG_DIR=" + filepath.Join(out, "catalog")}, "hack/olm.sh", "catalog-image")
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		timed("upgrade: catalog updated until CSV v"+next+" Succeeded and v"+version+" gone", func() {
+			_, err := kubectl("-n", catalogNS, "patch", "catalogsource", "kubeforge-catalog", "--type", "merge",
+				"-p", `{"spec":{"image":"`+nextCatalog+`"}}`)
+			Expect(err).NotTo(HaveOccurred())
+			installed("kubeforge.v"+next, nextImage)
+			Expect(get(operatorsNS, "csv/kubeforge.v"+next, "{.spec.replaces}")).To(Equal("kubeforge.v" + version))
+			Eventually(func(g Gomega) {
+				_, err := kubectl("-n", operatorsNS, "get", "csv", "kubeforge.v"+version)
+				g.Expect(err).To(MatchError(ContainSubstring("NotFound")))
+			}).Should(Succeed())
+		})
+
+		By("the PodSet made before is the same object with the same Pod, and the new manager reconciles it")
+		ps := &appsv1alpha1.PodSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: workNS, Name: "web"}, ps)).To(Succeed())
+		Expect(ps.UID).To(Equal(podSetUID))
+		pod := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pod, client.InNamespace(workNS), client.MatchingLabels{"app": "web"})).To(Succeed())
+		Expect(pod.Items).To(HaveLen(1))
+		Expect(pod.Items[0].UID).To(Equal(firstPod))
+		scale("web", 2)
+		ready("web", 2)
+	})
+
+	It("uninstalls: deleting the Subscription and the CSV removes the operator; the CRDs and the PodSet stay", func() {
+		uninstall("kubeforge.v" + next)
+		for _, crd := range []string{"podsets.apps.kubeforge.io", "platforms.apps.kubeforge.io", "balancers.networking.kubeforge.io",
+			"workspaces.ide.kubeforge.io", "kubernetesclusters.cluster.kubeforge.io"} {
+			_, err := kubectl("get", "crd", crd)
+			Expect(err).NotTo(HaveOccurred(), crd)
+		}
+		ps := &appsv1alpha1.PodSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: workNS, Name: "web"}, ps)).To(Succeed())
+		Expect(ps.UID).To(Equal(podSetUID))
+		Expect(ps.DeletionTimestamp).To(BeNil())
+	})
+
+	It("installs the same on a cluster serving prometheus-operator's CRDs, and its monitoring objects apply there", func() {
+		_, err := run(nil, "hack/addons.sh", "monitoring-crds")
+		Expect(err).NotTo(HaveOccurred())
+		timed("install with prometheus-operator's CRDs served", func() {
+			subscribe()
+			installed("kubeforge.v"+next, nextImage)
+		})
+		_, err = kubectl("apply", "-n", operatorsNS, "-k", "config/manifests/monitoring")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(get(operatorsNS, "servicemonitor/kubeforge-controller-manager-metrics-monitor", "{.spec.selector.matchLabels.control-plane}")).
+			To(Equal("controller-manager"))
+		svc := get(operatorsNS, "service", `{.items[?(@.metadata.labels.control-plane=="controller-manager")].metadata.name}`)
+		Expect(svc).To(ContainSubstring("kubeforge-controller-manager-metrics-service"), "the ServiceMonitor selects the bundle's metrics Service")
+		ready("web", 2)
+		_, err = kubectl("delete", "-n", operatorsNS, "-k", "config/manifests/monitoring")
+		Expect(err).NotTo(HaveOccurred())
+		uninstall("kubeforge.v" + next)
+	})
+
+	It("installs the bundle image as operator-sdk run bundle does", func() {
+		const ns = "kubeforge-run-bundle"
+		timed("run bundle (hack/olm.sh run-bundle) until CSV Succeeded", func() {
+			_, err := run([]string{"BUNDLE_IMG=" + bundle, "NAMESPACE=" + ns}, "hack/olm.sh", "run-bundle")
+			Expect(err).NotTo(HaveOccurred())
+		})
+		Expect(get(ns, "csv/kubeforge.v"+version, "{.status.phase}")).To(Equal("Succeeded"))
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(2))
+			for _, p := range pods.Items {
+				g.Expect(p.Spec.Containers[0].Image).To(Equal(image))
+				g.Expect(p.Status.ContainerStatuses).NotTo(BeEmpty())
+				g.Expect(p.Status.ContainerStatuses[0].Ready).To(BeTrue())
+			}
+		}).Should(Succeed())
+		By("the operator it installed reconciles the PodSet made by the first install")
+		scale("web", 1)
+		ready("web", 1)
+		_, err := run([]string{"NAMESPACE=" + ns}, "hack/olm.sh", "run-bundle-cleanup")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			out, err := kubectl("-n", ns, "get", "pods", "-o", "name")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(strings.TrimSpace(out)).To(BeEmpty())
+		}).Should(Succeed())
+	})
+})
+
+// runIn runs a command in dir, its output shown on failure.
+func runIn(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = os.Environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		GinkgoWriter.Printf("%s %s:\n%s\n", name, strings.Join(args, " "), out)
+	}
+	return err
+}
