@@ -29,18 +29,9 @@ NGINX_PACKAGES=(nginx libnginx-mod-stream libc6 libgcc-s1 libcrypt1 libpcre2-8-0
 
 LOG_PREFIX=images
 log() { printf '[%s] %s\n' "$LOG_PREFIX" "$*" >&2; }
-# shellcheck source=hack/debian-lib.sh
-source hack/debian-lib.sh
+# shellcheck source=hack/image-lib.sh
+source hack/image-lib.sh
 
-# ociimage builds and pushes an image (-ref REF ... FILES); the real node,
-# when it runs, forgets its copy of REF, so that the next Pod pulls the new
-# one although its tag did not change.
-ociimage() {
-  go run ./hack/ociimage -push "$REGISTRY" "$@" >/dev/null
-  if [[ "$1" == -ref && "$(hack/real-node.sh status 2>/dev/null)" == *"containerd running"* ]]; then
-    hack/real-node.sh ctr images rm "$2" >/dev/null 2>&1 || true
-  fi
-}
 
 manager() {
   local t0=$SECONDS
@@ -64,7 +55,7 @@ echoserver() {
 }
 
 # nginx_rootfs assembles a root file system from Debian packages
-# (hack/debian-lib.sh: signatures and checksums checked).
+# (hack/image-lib.sh: signatures and checksums checked).
 nginx_rootfs() {
   local dir="$OUT/nginx" root="$OUT/nginx/rootfs"
   rm -rf "$dir" && mkdir -p "$root"

@@ -63,8 +63,8 @@ BUNDLE_DOCKERFILE=${BUNDLE_DOCKERFILE:-bundle.Dockerfile}
 CATALOG_DIR=${CATALOG_DIR:-catalog}
 NAMESPACE=${NAMESPACE:-kubeforge-run-bundle}
 TIMEOUT=${TIMEOUT:-300}
-# shellcheck source=hack/debian-lib.sh
-source hack/debian-lib.sh
+# shellcheck source=hack/image-lib.sh
+source hack/image-lib.sh
 
 # What hack/olm/runtime builds, binary name=package.
 TOOLS=(
@@ -111,14 +111,6 @@ binaries() {
   log "built in $(( SECONDS - t0 ))s into $BIN"
 }
 
-# ociimage builds and pushes an image; the real node forgets its copy of
-# the reference, so that a retagged image is pulled again.
-ociimage() {
-  go run ./hack/ociimage -push "$(registry)" "$@" >/dev/null
-  if [[ "$(hack/real-node.sh status 2>/dev/null)" == *"containerd running"* ]]; then
-    hack/real-node.sh ctr images rm "$2" >/dev/null 2>&1 || true
-  fi
-}
 
 # opm_rootfs DIR: opm and grpc_health_probe in /bin, a writable /tmp and
 # an nsswitch.conf, as the upstream opm image has them.

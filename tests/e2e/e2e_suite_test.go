@@ -40,6 +40,7 @@ import (
 
 	"github.com/kubeforge/kubeforge/internal/localca"
 	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -61,19 +62,10 @@ func TestE2E(t *testing.T) {
 	RunSpecs(t, "kubeforge end-to-end")
 }
 
-// run runs a command from the repo root and returns its stdout; stderr is
-// part of the error.
+// run runs a command from the repo root and returns its stdout; stderr
+// is part of the error.
 func run(name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "CLUSTER_NAME="+clusterName())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out), nil
+	return e2ekit.Run(root, []string{"KUBECONFIG=" + kubeconfig, "CLUSTER_NAME=" + clusterName()}, nil, name, args...)
 }
 
 func kubectl(args ...string) (string, error) { return run("kubectl", args...) }

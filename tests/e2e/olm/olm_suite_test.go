@@ -24,7 +24,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -78,42 +78,24 @@ func clusterName() string {
 	return "kubeforge-olm"
 }
 
-// run runs a command from the repo root against the suite's cluster and
-// returns its stdout; stderr is part of the error.
+// run runs a command from the repo root against the suite's cluster, with
+// env added, and returns its stdout; stderr is part of the error.
 func run(env []string, name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = root
-	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig, "CLUSTER_NAME="+clusterName(), "REAL_NODE=1"), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out), nil
+	return e2ekit.Run(root, append([]string{"KUBECONFIG=" + kubeconfig, "CLUSTER_NAME=" + clusterName(), "REAL_NODE=1"}, env...), nil, name, args...)
 }
 
 func kubectl(args ...string) (string, error) { return run(nil, "kubectl", args...) }
 
 // kubectlApply applies a manifest given on standard input.
 func kubectlApply(manifest string) {
-	cmd := exec.Command("kubectl", "apply", "-f", "-")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	cmd.Stdin = strings.NewReader(manifest)
-	out, err := cmd.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), string(out))
+	_, err := e2ekit.Run(root, []string{"KUBECONFIG=" + kubeconfig}, strings.NewReader(manifest), "kubectl", "apply", "-f", "-")
+	Expect(err).NotTo(HaveOccurred())
 }
 
 // timed runs a step and records how long it took, for the note.
 func timed(what string, f func()) {
-	t0 := time.Now()
-	f()
-	line := fmt.Sprintf("%s: %.1fs\n", what, time.Since(t0).Seconds())
+	line, err := e2ekit.Timed(artifacts, what, f)
 	GinkgoWriter.Print(line)
-	fh, err := os.OpenFile(filepath.Join(artifacts, "timings.txt"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	Expect(err).NotTo(HaveOccurred())
-	defer fh.Close()
-	_, err = fh.WriteString(line)
 	Expect(err).NotTo(HaveOccurred())
 }
 

@@ -15,8 +15,6 @@
 package olm
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 )
 
 const workNS = "olm-e2e"
@@ -193,11 +192,11 @@ spec:
 	It("upgrades the running operator to a second bundle added to the catalog, and keeps reconciling what exists", func() {
 		out := GinkgoT().TempDir()
 		timed("second bundle and catalog built (hack/olm generator, hack/olm.sh)", func() {
-			gen := runIn(filepath.Join(root, "hack", "olm"), "go", "run", "./cmd/bundle", "--root", "../..",
+			_, err := e2ekit.Run(filepath.Join(root, "hack", "olm"), nil, nil, "go", "run", "./cmd/bundle", "--root", "../..",
 				"--version", next, "--image", nextImage, "--bundle-image", nextBundle,
 				"--replaces", "kubeforge.v"+version, "--previous-catalog", "../../catalog/kubeforge/catalog.yaml", "--out", out)
-			Expect(gen).To(Succeed())
-			_, err := run([]string{"IMG=" + nextImage, "VERSION=" + next}, "hack/images.sh", "manager")
+			Expect(err).NotTo(HaveOccurred())
+			_, err = run([]string{"IMG=" + nextImage, "VERSION=" + next}, "hack/images.sh", "manager")
 			Expect(err).NotTo(HaveOccurred())
 			_, err = run([]string{"BUNDLE_IMG=" + nextBundle, "BUNDLE_DIR=" + filepath.Join(out, "bundle"),
 				"BUNDLE_DOCKERFILE=" + filepath.Join(out, "bundle.Dockerfile")}, "hack/olm.sh", "bundle-image")
@@ -291,15 +290,3 @@ spec:
 		}).Should(Succeed())
 	})
 })
-
-// runIn runs a command in dir, its output shown on failure.
-func runIn(dir, name string, args ...string) error {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	cmd.Env = os.Environ()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		GinkgoWriter.Printf("%s %s:\n%s\n", name, strings.Join(args, " "), out)
-	}
-	return err
-}

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -79,35 +80,20 @@ func clusterName() string {
 // run runs a command from the repo root against the suite's cluster and
 // returns its stdout; stderr is part of the error.
 func run(name string, args ...string) (string, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "CLUSTER_NAME="+clusterName(), "REAL_NODE=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
-	}
-	return string(out), nil
+	return e2ekit.Run(root, []string{"KUBECONFIG=" + kubeconfig, "CLUSTER_NAME=" + clusterName(), "REAL_NODE=1"}, nil, name, args...)
 }
 
 func kubectl(args ...string) (string, error) { return run("kubectl", args...) }
 
 // timed runs a setup step and records how long it took, for the note.
 func timed(what string, f func()) {
-	t0 := time.Now()
-	f()
-	line := fmt.Sprintf("%s: %.1fs\n", what, time.Since(t0).Seconds())
+	line, err := e2ekit.Timed(artifacts, what, f)
 	GinkgoWriter.Print(line)
-	appendArtifact("timings.txt", line)
+	Expect(err).NotTo(HaveOccurred())
 }
 
 func appendArtifact(name, line string) {
-	f, err := os.OpenFile(filepath.Join(artifacts, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	_, err = f.WriteString(line)
-	Expect(err).NotTo(HaveOccurred())
+	Expect(e2ekit.AppendArtifact(artifacts, name, line)).To(Succeed())
 }
 
 var _ = BeforeSuite(func() {

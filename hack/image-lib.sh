@@ -1,6 +1,18 @@
-# Shared by the scripts that assemble image root file systems from Debian
-# packages (hack/images.sh, hack/olm.sh). Source it after setting OUT (a
-# cache directory) and defining log.
+# Shared by the scripts that build images for the real node (hack/images.sh,
+# hack/olm.sh): pushing an image to its registry, and root file systems
+# from Debian packages. Source it after setting OUT (a cache directory) and
+# defining log.
+
+# ociimage builds an image and pushes it to the real node's registry
+# (REGISTRY, else hack/real-node.sh registry): -ref REF ... FILES. The
+# node, when it runs, forgets its copy of REF, so that the next Pod pulls
+# the new one although its tag did not change.
+ociimage() {
+  go run ./hack/ociimage -push "${REGISTRY:-$(hack/real-node.sh registry)}" "$@" >/dev/null
+  if [[ "$1" == -ref && "$(hack/real-node.sh status 2>/dev/null)" == *"containerd running"* ]]; then
+    hack/real-node.sh ctr images rm "$2" >/dev/null 2>&1 || true
+  fi
+}
 
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 DEBIAN_SUITE=${DEBIAN_SUITE:-forky}
