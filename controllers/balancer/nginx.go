@@ -79,6 +79,16 @@ func NginxConf(b *networkingv1alpha1.Balancer, opts RenderOptions) string {
 		fmt.Fprintf(&s, "    resolver %s valid=%s;\n    resolver_timeout 5s;\n\n", dnsAddress(opts.DNSServer), resolveEvery)
 		resolve = " resolve"
 	}
+	health := ""
+	if h := b.Spec.PassiveHealth; h != nil && h.MaxFails != nil {
+		// A failed attempt is retried on the next backend
+		// (proxy_next_upstream, on by default), so the client sees it only
+		// when every backend fails.
+		health = fmt.Sprintf(" max_fails=%d", *h.MaxFails)
+		if *h.MaxFails > 0 && h.FailTimeout != nil {
+			health += fmt.Sprintf(" fail_timeout=%ds", int64(h.FailTimeout.Seconds()))
+		}
+	}
 	for i, p := range b.Spec.Ports {
 		if i > 0 {
 			s.WriteString("\n")
@@ -88,6 +98,12 @@ func NginxConf(b *networkingv1alpha1.Balancer, opts RenderOptions) string {
 		// The zone shares the round-robin state between worker processes,
 		// so the split follows the weights across all of them.
 		fmt.Fprintf(&s, "        zone %s 64k;\n", up)
+		if b.Spec.SessionAffinity == networkingv1alpha1.SessionAffinityClientIP {
+			// Ketama: each server gets points on the ring in proportion to
+			// its weight, so clients are spread by weight, and a change
+			// moves only the clients of the points that changed.
+			s.WriteString("        hash $remote_addr consistent;\n")
+		}
 		for _, be := range b.Spec.Backends {
 			w := *be.Weight
 			if w == 0 {
@@ -95,7 +111,7 @@ func NginxConf(b *networkingv1alpha1.Balancer, opts RenderOptions) string {
 				continue
 			}
 			addr := opts.Resolve(BackendServiceName(b, be), b.Namespace, p.Port)
-			fmt.Fprintf(&s, "        server %s weight=%d%s; # backend %s\n", addr, w, resolve, be.Name)
+			fmt.Fprintf(&s, "        server %s weight=%d%s%s; # backend %s\n", addr, w, health, resolve, be.Name)
 		}
 		s.WriteString("    }\n")
 		s.WriteString("    server {\n")

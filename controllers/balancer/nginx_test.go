@@ -23,9 +23,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
@@ -53,7 +55,7 @@ func backend(name string, weight int32) networkingv1alpha1.BalancerBackend {
 }
 
 func tcp(name string, port, target int32) networkingv1alpha1.BalancerPort {
-	return networkingv1alpha1.BalancerPort{Name: name, Protocol: corev1.ProtocolTCP, Port: port, TargetPort: target}
+	return networkingv1alpha1.BalancerPort{Name: name, Protocol: corev1.ProtocolTCP, Port: port, TargetPort: new(intstr.FromInt32(target))}
 }
 
 var goldenCases = []struct {
@@ -63,12 +65,25 @@ var goldenCases = []struct {
 	{"one-tcp-port", balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", 80, 8080)}, backend("v1", 90), backend("v2", 10))},
 	{"tcp-and-udp", balancerWith([]networkingv1alpha1.BalancerPort{
 		tcp("dns-tcp", 53, 5353),
-		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: 5353},
+		{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: new(intstr.FromInt32(5353))},
 	}, backend("blue", 1), backend("green", 1))},
 	{"several-ports", balancerWith([]networkingv1alpha1.BalancerPort{
 		tcp("http", 80, 8080), tcp("https", 443, 8443), {Name: "metrics", Port: 9090},
 	}, backend("a", 40), backend("b", 20), backend("c", 40))},
 	{"weight-zero-backend", balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", 80, 8080)}, backend("old", 0), backend("new", 100))},
+	{"client-ip-affinity", with(balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", 80, 8080)}, backend("a", 70), backend("b", 30)),
+		func(b *networkingv1alpha1.Balancer) {
+			b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
+			b.Spec.PassiveHealth.MaxFails = ptr.To[int32](5)
+			b.Spec.PassiveHealth.FailTimeout = &metav1.Duration{Duration: 30 * time.Second}
+		})},
+	{"passive-health-off", with(balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", 80, 8080)}, backend("a", 1), backend("b", 1)),
+		func(b *networkingv1alpha1.Balancer) { b.Spec.PassiveHealth.MaxFails = ptr.To[int32](0) })},
+}
+
+func with(b *networkingv1alpha1.Balancer, mutate func(*networkingv1alpha1.Balancer)) *networkingv1alpha1.Balancer {
+	mutate(b)
+	return b
 }
 
 func TestNginxConfMatchesGoldenFiles(t *testing.T) {
@@ -101,8 +116,8 @@ func TestNginxConfSkipsDrainedBackendsAndListensUDP(t *testing.T) {
 		t.Errorf("a weight-0 backend must not be an upstream server:\n%s", conf)
 	}
 	for _, want := range []string{
-		"server shop-new.team-a.svc.example.org:80 weight=7;",
-		"server shop-new.team-a.svc.example.org:53 weight=7;",
+		"server shop-new.team-a.svc.example.org:80 weight=7 max_fails=3 fail_timeout=10s;",
+		"server shop-new.team-a.svc.example.org:53 weight=7 max_fails=3 fail_timeout=10s;",
 		"listen 53 udp;",
 		"listen 80;",
 	} {
@@ -223,7 +238,7 @@ func TestNginxConfReResolvesBackendsThroughClusterDNS(t *testing.T) {
 	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", 80, 8080)}, backend("a", 3), backend("b", 1))
 	for server, want := range map[string]string{"10.96.0.10": "resolver 10.96.0.10 valid=5s;", "fd00::a": "resolver [fd00::a] valid=5s;"} {
 		conf := NginxConf(b, RenderOptions{Resolve: ClusterDNS("cluster.local"), DNSServer: server})
-		for _, w := range []string{want, "server shop-a.team-a.svc.cluster.local:80 weight=3 resolve;", "server shop-b.team-a.svc.cluster.local:80 weight=1 resolve;"} {
+		for _, w := range []string{want, "server shop-a.team-a.svc.cluster.local:80 weight=3 max_fails=3 fail_timeout=10s resolve;", "server shop-b.team-a.svc.cluster.local:80 weight=1 max_fails=3 fail_timeout=10s resolve;"} {
 			if !strings.Contains(conf, w) {
 				t.Errorf("nginx.conf with DNS server %s lacks %q:\n%s", server, w, conf)
 			}
@@ -233,3 +248,4 @@ func TestNginxConfReResolvesBackendsThroughClusterDNS(t *testing.T) {
 		t.Errorf("without a DNS server nginx must not be told to re-resolve:\n%s", conf)
 	}
 }
+

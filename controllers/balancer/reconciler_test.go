@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,8 +45,8 @@ func newBalancer(name string, weights ...int32) *networkingv1alpha1.Balancer {
 		Spec: networkingv1alpha1.BalancerSpec{
 			Selector: map[string]string{"app": name},
 			Ports: []networkingv1alpha1.BalancerPort{
-				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: 8080},
-				{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: 5353},
+				{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: new(intstr.FromInt32(8080))},
+				{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: new(intstr.FromInt32(5353))},
 			},
 		},
 	}
@@ -125,6 +126,20 @@ func makeProxyAvailable(name string, replicas int32) {
 	Expect(suite.Client.Status().Update(suite.Ctx, d)).To(Succeed())
 }
 
+// zeroWrites reconciles a settled Balancer three times and checks that
+// nothing was written.
+func zeroWrites(name string) {
+	GinkgoHelper()
+	suite.Counting.Reset()
+	for range 3 {
+		res, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key(name)})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res).To(Equal(ctrl.Result{}))
+	}
+	Expect(suite.Counting.Writes()).To(BeEmpty())
+	Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
+}
+
 var _ = Describe("Balancer Controller", func() {
 	It("should create every owned object with the owner reference and the common labels", func() {
 		b := newBalancer("owned", 90, 10)
@@ -156,7 +171,7 @@ var _ = Describe("Balancer Controller", func() {
 		Expect(front.Spec.Selector).To(Equal(map[string]string{networkingv1alpha1.BalancerProxyLabel: "owned"}))
 
 		conf := objects["owned-proxy"].(*corev1.ConfigMap).Data["nginx.conf"]
-		Expect(conf).To(ContainSubstring("server owned-v1.default.svc.cluster.local:80 weight=90;"))
+		Expect(conf).To(ContainSubstring("server owned-v1.default.svc.cluster.local:80 weight=90 max_fails=3 fail_timeout=10s;"))
 		Expect(conf).To(ContainSubstring("listen 53 udp;"))
 
 		d := &appsv1.Deployment{}
@@ -177,15 +192,32 @@ var _ = Describe("Balancer Controller", func() {
 	It("should make zero API writes when nothing changed", func() {
 		Expect(suite.Client.Create(suite.Ctx, newBalancer("quiet", 50, 50))).To(Succeed())
 		settled("quiet")
+		zeroWrites("quiet")
+	})
 
-		suite.Counting.Reset()
-		for range 3 {
-			res, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("quiet")})
-			Expect(err).NotTo(HaveOccurred())
-			Expect(res).To(Equal(ctrl.Result{}))
-		}
-		Expect(suite.Counting.Writes()).To(BeEmpty())
-		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
+	It("should make zero API writes at rest with a named target port, backend selectors only, passive health and ClientIP affinity", func() {
+		b := newBalancer("quiet-all", 70, 30)
+		b.Spec.Selector = nil
+		b.Spec.Backends[0].Selector = map[string]string{"app": "shop", "track": "stable"}
+		b.Spec.Backends[1].Selector = map[string]string{"app": "shop-canary"}
+		b.Spec.Ports[0].TargetPort = new(intstr.FromString("web"))
+		b.Spec.PassiveHealth = &networkingv1alpha1.BalancerPassiveHealth{MaxFails: ptr.To[int32](2), FailTimeout: &metav1.Duration{Duration: 5 * time.Second}}
+		b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
+		Expect(suite.Client.Create(suite.Ctx, b)).To(Succeed())
+		settled("quiet-all")
+
+		stable, canary := &corev1.Service{}, &corev1.Service{}
+		Expect(suite.Client.Get(suite.Ctx, key("quiet-all-v1"), stable)).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("quiet-all-v2"), canary)).To(Succeed())
+		Expect(stable.Spec.Selector).To(Equal(map[string]string{"app": "shop", "track": "stable"}))
+		Expect(canary.Spec.Selector).To(Equal(map[string]string{"app": "shop-canary"}))
+		Expect(canary.Spec.Ports[0].TargetPort).To(Equal(intstr.FromString("web")))
+		Expect(canary.Spec.Ports[1].TargetPort).To(Equal(intstr.FromInt32(5353)))
+		cm := &corev1.ConfigMap{}
+		Expect(suite.Client.Get(suite.Ctx, key("quiet-all-proxy"), cm)).To(Succeed())
+		Expect(cm.Data["nginx.conf"]).To(ContainSubstring("hash $remote_addr consistent;"))
+		Expect(cm.Data["nginx.conf"]).To(ContainSubstring("weight=70 max_fails=2 fail_timeout=5s;"))
+		zeroWrites("quiet-all")
 	})
 
 	It("should prune the Service of a removed backend and roll the proxy with the new config", func() {

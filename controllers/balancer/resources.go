@@ -204,7 +204,7 @@ func BackendService(b *networkingv1alpha1.Balancer, be networkingv1alpha1.Balanc
 	}
 	for _, p := range b.Spec.Ports {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
-			Name: p.Name, Protocol: p.Protocol, Port: p.Port, TargetPort: intstr.FromInt32(p.TargetPort),
+			Name: p.Name, Protocol: p.Protocol, Port: p.Port, TargetPort: *p.TargetPort,
 		})
 	}
 	return svc

@@ -27,7 +27,7 @@ import (
 
 func sample() *networkingv1alpha1.Balancer {
 	return balancerWith([]networkingv1alpha1.BalancerPort{
-		tcp("http", 80, 8080), {Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: 5353},
+		tcp("http", 80, 8080), {Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: new(intstr.FromInt32(5353))},
 	}, backend("v1", 90), backend("v2", 10))
 }
 

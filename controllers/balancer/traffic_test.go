@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
@@ -63,8 +64,50 @@ func TestNginxSplitsRealTrafficByWeight(t *testing.T) {
 	port := freePort(t)
 	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", int32(port), 8080)},
 		backend("a", 40), backend("b", 20), backend("c", 40))
-	opts := RenderOptions{Resolve: resolve}
+	front, reload := runNginx(t, nginx, b, RenderOptions{Resolve: resolve}, port)
 
+	const n = 1000
+	shares := count(t, front, n)
+	t.Logf("weights 40/20/40, %d requests: a %.1f%%, b %.1f%%, c %.1f%%", n, pct(shares["a"], n), pct(shares["b"], n), pct(shares["c"], n))
+	for name, want := range map[string]float64{"a": 40, "b": 20, "c": 40} {
+		if got := pct(shares[name], n); got < want-3 || got > want+3 {
+			t.Errorf("backend %s got %.1f%% of the requests, want %.0f%% ± 3", name, got, want)
+		}
+	}
+
+	// Drain a and split the rest evenly; nginx reloads on SIGHUP. Old
+	// workers finish their connections, so wait until the new
+	// configuration answers before counting.
+	b.Spec.Backends[0].Weight = ptr.To[int32](0)
+	b.Spec.Backends[1].Weight = ptr.To[int32](50)
+	b.Spec.Backends[2].Weight = ptr.To[int32](50)
+	reload()
+	waitFor(t, func() bool {
+		for range 30 {
+			if body, err := get(front); err != nil || body == "a" {
+				return false
+			}
+		}
+		return true
+	}, "nginx to reload")
+
+	shares = count(t, front, n)
+	t.Logf("weights 0/50/50, %d requests: a %.1f%%, b %.1f%%, c %.1f%%", n, pct(shares["a"], n), pct(shares["b"], n), pct(shares["c"], n))
+	if shares["a"] != 0 {
+		t.Errorf("the drained backend a got %d requests, want 0", shares["a"])
+	}
+	for _, name := range []string{"b", "c"} {
+		if got := pct(shares[name], n); got < 47 || got > 53 {
+			t.Errorf("backend %s got %.1f%% of the requests, want 50%% ± 3", name, got)
+		}
+	}
+}
+
+// runNginx starts nginx with b's configuration rendered with opts, its
+// front end on 127.0.0.1:port, and returns the front end's URL and a
+// function that renders b again and reloads nginx (SIGHUP).
+func runNginx(t *testing.T, nginx nginxBinary, b *networkingv1alpha1.Balancer, opts RenderOptions, port int) (string, func()) {
+	t.Helper()
 	dir := t.TempDir()
 	nginx.prefix(t, dir)
 	confFile := filepath.Join(dir, "nginx.conf")
@@ -91,43 +134,11 @@ func TestNginxSplitsRealTrafficByWeight(t *testing.T) {
 	})
 	front := "http://127.0.0.1:" + strconv.Itoa(port) + "/"
 	waitFor(t, func() bool { _, err := get(front); return err == nil }, "nginx to accept connections")
-
-	const n = 1000
-	shares := count(t, front, n)
-	t.Logf("weights 40/20/40, %d requests: a %.1f%%, b %.1f%%, c %.1f%%", n, pct(shares["a"], n), pct(shares["b"], n), pct(shares["c"], n))
-	for name, want := range map[string]float64{"a": 40, "b": 20, "c": 40} {
-		if got := pct(shares[name], n); got < want-3 || got > want+3 {
-			t.Errorf("backend %s got %.1f%% of the requests, want %.0f%% ± 3", name, got, want)
-		}
-	}
-
-	// Drain a and split the rest evenly; nginx reloads on SIGHUP. Old
-	// workers finish their connections, so wait until the new
-	// configuration answers before counting.
-	b.Spec.Backends[0].Weight = ptr.To[int32](0)
-	b.Spec.Backends[1].Weight = ptr.To[int32](50)
-	b.Spec.Backends[2].Weight = ptr.To[int32](50)
-	write()
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatalf("reloading nginx: %v", err)
-	}
-	waitFor(t, func() bool {
-		for range 30 {
-			if body, err := get(front); err != nil || body == "a" {
-				return false
-			}
-		}
-		return true
-	}, "nginx to reload")
-
-	shares = count(t, front, n)
-	t.Logf("weights 0/50/50, %d requests: a %.1f%%, b %.1f%%, c %.1f%%", n, pct(shares["a"], n), pct(shares["b"], n), pct(shares["c"], n))
-	if shares["a"] != 0 {
-		t.Errorf("the drained backend a got %d requests, want 0", shares["a"])
-	}
-	for _, name := range []string{"b", "c"} {
-		if got := pct(shares[name], n); got < 47 || got > 53 {
-			t.Errorf("backend %s got %.1f%% of the requests, want 50%% ± 3", name, got)
+	return front, func() {
+		t.Helper()
+		write()
+		if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatalf("reloading nginx: %v", err)
 		}
 	}
 }
@@ -190,5 +201,180 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// backendServer is an HTTP backend that answers its name and can stop
+// answering (its listener closed: connections are refused) and start again
+// on the same address.
+type backendServer struct {
+	name, addr string
+	srv        *http.Server
+}
+
+func startBackend(t *testing.T, name, addr string) *backendServer {
+	t.Helper()
+	b := &backendServer{name: name, addr: addr}
+	b.start(t)
+	t.Cleanup(b.stop)
+	return b
+}
+
+func (b *backendServer) start(t *testing.T) {
+	t.Helper()
+	l, err := net.Listen("tcp", b.addr)
+	if err != nil {
+		t.Fatalf("backend %s listening on %s: %v", b.name, b.addr, err)
+	}
+	b.addr = l.Addr().String()
+	name := b.name
+	b.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, name)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = b.srv.Serve(l) }()
+}
+
+func (b *backendServer) stop() {
+	if b.srv != nil {
+		_ = b.srv.Close()
+		b.srv = nil
+	}
+}
+
+func backendResolver(t *testing.T, backends ...*backendServer) Resolver {
+	return func(service, _ string, _ int32) string {
+		for _, be := range backends {
+			if service == "shop-"+be.name {
+				return be.addr
+			}
+		}
+		t.Fatalf("no backend for Service %s", service)
+		return ""
+	}
+}
+
+// Passive health: a backend that stops answering loses its share to the
+// others without a failed request, and gets it back once it answers again
+// and failTimeout has passed.
+func TestNginxTakesABackendThatStopsAnsweringOutAndBack(t *testing.T) {
+	nginx := findNginx(t)
+	a := startBackend(t, "a", "127.0.0.1:0")
+	bb := startBackend(t, "b", "127.0.0.1:0")
+	c := startBackend(t, "c", "127.0.0.1:0")
+	port := freePort(t)
+	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", int32(port), 8080)},
+		backend("a", 40), backend("b", 20), backend("c", 40))
+	const failTimeout = 2 * time.Second
+	b.Spec.PassiveHealth.MaxFails = ptr.To[int32](2)
+	b.Spec.PassiveHealth.FailTimeout = &metav1.Duration{Duration: failTimeout}
+	front, _ := runNginx(t, nginx, b, RenderOptions{Resolve: backendResolver(t, a, bb, c)}, port)
+
+	const n = 500
+	bb.stop()
+	shares := count(t, front, n) // fails the test on any failed request
+	t.Logf("b stopped answering, %d requests, 0 failed: a %.1f%%, b %.1f%%, c %.1f%%", n, pct(shares["a"], n), pct(shares["b"], n), pct(shares["c"], n))
+	if shares["b"] != 0 {
+		t.Fatalf("the stopped backend b answered %d requests", shares["b"])
+	}
+	for _, name := range []string{"a", "c"} {
+		if got := pct(shares[name], n); got < 45 || got > 55 {
+			t.Errorf("backend %s got %.1f%% with b out, want b's share split by weight: 50%% ± 5", name, got)
+		}
+	}
+
+	bb.start(t)
+	back := time.Now()
+	waitFor(t, func() bool { body, err := get(front); return err == nil && body == "b" }, "b to get traffic again")
+	t.Logf("b answers again: it got its first request %.1fs later (failTimeout %s)", time.Since(back).Seconds(), failTimeout)
+	if d := time.Since(back); d > failTimeout+3*time.Second {
+		t.Errorf("b got traffic back after %s, want within failTimeout %s (+3s)", d, failTimeout)
+	}
+	shares = count(t, front, n)
+	t.Logf("b back, %d requests: a %.1f%%, b %.1f%%, c %.1f%%", n, pct(shares["a"], n), pct(shares["b"], n), pct(shares["c"], n))
+	if got := pct(shares["b"], n); got < 15 || got > 25 {
+		t.Errorf("b got %.1f%% after it came back, want its weight's 20%% ± 5", got)
+	}
+}
+
+// ClientIP affinity: every connection of one client address goes to one
+// backend, and the client addresses are spread by weight. 200 clients on
+// 127.0.0.2–127.0.0.201 (all of 127/8 is this machine's loopback).
+func TestNginxKeepsAClientOnOneBackendAndSpreadsClientsByWeight(t *testing.T) {
+	nginx := findNginx(t)
+	a := startBackend(t, "a", "127.0.0.1:0")
+	bb := startBackend(t, "b", "127.0.0.1:0")
+	port := freePort(t)
+	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", int32(port), 8080)}, backend("a", 70), backend("b", 30))
+	b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
+	front, reload := runNginx(t, nginx, b, RenderOptions{Resolve: backendResolver(t, a, bb)}, port)
+
+	const clients, perClient = 200, 5
+	// where sends each client's requests; strict, a client that changes
+	// backend fails the test (not while nginx reloads: old workers serve
+	// the old configuration until they finish).
+	where := func(strict bool) map[int]string {
+		t.Helper()
+		got := map[int]string{}
+		for i := range clients {
+			src := net.IPv4(127, 0, byte((i+2)/256), byte((i+2)%256))
+			cl := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+				DisableKeepAlives: true,
+				DialContext:       (&net.Dialer{LocalAddr: &net.TCPAddr{IP: src}}).DialContext,
+			}}
+			for range perClient {
+				resp, err := cl.Get(front)
+				if err != nil {
+					t.Fatalf("client %s: %v", src, err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				if strict && got[i] != "" && got[i] != string(body) {
+					t.Fatalf("client %s went to %s and then to %s; ClientIP affinity keeps it on one backend", src, got[i], body)
+				}
+				got[i] = string(body)
+			}
+		}
+		return got
+	}
+	share := func(m map[int]string, name string) float64 {
+		k := 0
+		for _, v := range m {
+			if v == name {
+				k++
+			}
+		}
+		return pct(k, len(m))
+	}
+
+	before := where(true)
+	t.Logf("weights 70/30, %d clients × %d requests, each on one backend: clients on a %.1f%%, on b %.1f%%", clients, perClient, share(before, "a"), share(before, "b"))
+	if got := share(before, "a"); got < 60 || got > 80 {
+		t.Errorf("%.1f%% of the clients on a, want its weight's 70%% ± 10", got)
+	}
+
+	// A weight change moves only clients from the backend that lost weight.
+	b.Spec.Backends[0].Weight = ptr.To[int32](50)
+	b.Spec.Backends[1].Weight = ptr.To[int32](50)
+	reload()
+	waitFor(t, func() bool {
+		after := where(false)
+		return share(after, "b") > share(before, "b")
+	}, "nginx to reload")
+	after := where(true)
+	moved, backToA := 0, 0
+	for i := range clients {
+		if before[i] != after[i] {
+			moved++
+			if before[i] == "b" {
+				backToA++
+			}
+		}
+	}
+	t.Logf("weights 50/50: clients on a %.1f%%, on b %.1f%%; %d of %d clients moved, %d of them from b to a", share(after, "a"), share(after, "b"), moved, clients, backToA)
+	if backToA != 0 {
+		t.Errorf("%d clients moved from b to a although b gained weight", backToA)
+	}
+	if got := share(after, "b"); got < 38 || got > 62 {
+		t.Errorf("%.1f%% of the clients on b, want 50%% ± 12", got)
 	}
 }

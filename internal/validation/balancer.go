@@ -16,9 +16,11 @@ package validation
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -34,9 +36,6 @@ func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
 	spec := field.NewPath("spec")
 
 	errs = append(errs, NameAtMost(b.Name, balancerMaxName)...)
-	if len(b.Spec.Selector) == 0 {
-		errs = append(errs, field.Required(spec.Child("selector"), "the labels that every backend pod carries, e.g. app: shop"))
-	}
 	errs = append(errs, metav1validation.ValidateLabels(b.Spec.Selector, spec.Child("selector"))...)
 
 	backends := spec.Child("backends")
@@ -69,6 +68,10 @@ func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
 			sum += int64(networkingv1alpha1.BalancerDefaultWeight)
 		}
 		errs = append(errs, metav1validation.ValidateLabels(be.Selector, p.Child("selector"))...)
+		if len(b.Spec.Selector) == 0 && len(be.Selector) == 0 {
+			errs = append(errs, field.Required(p.Child("selector"),
+				"without spec.selector every backend needs a selector of its own; otherwise its Service would select every pod in the namespace"))
+		}
 	}
 	if len(b.Spec.Backends) > 0 && sum == 0 {
 		errs = append(errs, field.Invalid(backends, sum, "the weights of the backends must add up to more than 0"))
@@ -97,11 +100,7 @@ func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
 		for _, msg := range utilvalidation.IsValidPortNum(int(pt.Port)) {
 			errs = append(errs, field.Invalid(p.Child("port"), pt.Port, msg))
 		}
-		if pt.TargetPort != 0 {
-			for _, msg := range utilvalidation.IsValidPortNum(int(pt.TargetPort)) {
-				errs = append(errs, field.Invalid(p.Child("targetPort"), pt.TargetPort, msg))
-			}
-		}
+		errs = append(errs, TargetPort(pt.TargetPort, p.Child("targetPort"))...)
 		proto := pt.Protocol
 		if proto == "" {
 			proto = corev1.ProtocolTCP
@@ -127,6 +126,44 @@ func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
 	}
 	if b.Spec.Resources != nil {
 		errs = append(errs, Resources(b.Spec.Resources, spec.Child("resources"))...)
+	}
+	if h := b.Spec.PassiveHealth; h != nil {
+		hp := spec.Child("passiveHealth")
+		if m := h.MaxFails; m != nil && (*m < 0 || *m > networkingv1alpha1.BalancerMaxMaxFails) {
+			errs = append(errs, field.Invalid(hp.Child("maxFails"), *m, "must be between 0 (off) and 100"))
+		}
+		if t := h.FailTimeout; t != nil {
+			switch {
+			case t.Duration < time.Second || t.Duration > time.Hour:
+				errs = append(errs, field.Invalid(hp.Child("failTimeout"), t.Duration.String(), "must be between 1s and 1h"))
+			case t.Duration%time.Second != 0:
+				errs = append(errs, field.Invalid(hp.Child("failTimeout"), t.Duration.String(), "must be whole seconds, e.g. 10s"))
+			}
+		}
+	}
+	switch b.Spec.SessionAffinity {
+	case "", networkingv1alpha1.SessionAffinityNone, networkingv1alpha1.SessionAffinityClientIP:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("sessionAffinity"), b.Spec.SessionAffinity,
+			[]string{string(networkingv1alpha1.SessionAffinityNone), string(networkingv1alpha1.SessionAffinityClientIP)}))
+	}
+	return errs
+}
+
+// TargetPort checks a Service-style target port: a port number, or the
+// name of a container port. Nil (not given) is valid.
+func TargetPort(tp *intstr.IntOrString, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case tp == nil:
+	case tp.Type == intstr.String:
+		for _, msg := range utilvalidation.IsValidPortName(tp.StrVal) {
+			errs = append(errs, field.Invalid(path, tp.StrVal, msg))
+		}
+	default:
+		for _, msg := range utilvalidation.IsValidPortNum(int(tp.IntVal)) {
+			errs = append(errs, field.Invalid(path, tp.IntVal, msg))
+		}
 	}
 	return errs
 }

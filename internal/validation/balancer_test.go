@@ -18,9 +18,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 )
@@ -34,7 +36,7 @@ func balancer(mutate func(*networkingv1alpha1.Balancer)) *networkingv1alpha1.Bal
 				{Name: "v1", Weight: new(int32(90)), Selector: map[string]string{"version": "v1"}},
 				{Name: "v2", Weight: new(int32(10)), Selector: map[string]string{"version": "v2"}},
 			},
-			Ports: []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: 8080}},
+			Ports: []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: new(intstr.FromInt32(8080))}},
 		},
 	}
 	if mutate != nil {
@@ -57,11 +59,17 @@ func TestDefaultBalancer(t *testing.T) {
 		if *s.Backends[0].Weight != 1 || *s.Backends[1].Weight != 10 {
 			t.Fatalf("weights %d, %d; want 1 (default), 10 (kept)", *s.Backends[0].Weight, *s.Backends[1].Weight)
 		}
-		if s.Ports[0].Protocol != corev1.ProtocolTCP || s.Ports[0].TargetPort != 8080 {
+		if s.Ports[0].Protocol != corev1.ProtocolTCP || *s.Ports[0].TargetPort != intstr.FromInt32(8080) {
 			t.Fatalf("port 0: %+v; want TCP, target port kept at 8080", s.Ports[0])
 		}
-		if s.Ports[1].Protocol != corev1.ProtocolUDP || s.Ports[1].TargetPort != 53 {
+		if s.Ports[1].Protocol != corev1.ProtocolUDP || *s.Ports[1].TargetPort != intstr.FromInt32(53) {
 			t.Fatalf("port 1: %+v; want UDP kept, target port = port", s.Ports[1])
+		}
+		if h := s.PassiveHealth; h == nil || *h.MaxFails != 3 || h.FailTimeout.Duration != 10*time.Second {
+			t.Fatalf("passiveHealth %+v; want 3 failures in 10s", h)
+		}
+		if s.SessionAffinity != networkingv1alpha1.SessionAffinityNone {
+			t.Fatalf("sessionAffinity %q; want None", s.SessionAffinity)
 		}
 	})
 	t.Run("keep zero replicas and weight zero", func(t *testing.T) {
@@ -89,7 +97,36 @@ func TestValidateBalancer(t *testing.T) {
 		}},
 		"reject no port":     {mutate: func(b *B) { b.Spec.Ports = nil }, want: []string{"spec.ports"}},
 		"reject no backend":  {mutate: func(b *B) { b.Spec.Backends = nil }, want: []string{"spec.backends"}},
-		"reject no selector": {mutate: func(b *B) { b.Spec.Selector = nil }, want: []string{"spec.selector"}},
+		"accept no top-level selector when every backend has one": {mutate: func(b *B) { b.Spec.Selector = nil }},
+		"reject no top-level selector and a backend without one": {
+			mutate: func(b *B) { b.Spec.Selector = nil; b.Spec.Backends[1].Selector = nil },
+			want:   []string{"spec.backends[1].selector"},
+		},
+		"accept a named target port": {mutate: func(b *B) { b.Spec.Ports[0].TargetPort = new(intstr.FromString("web")) }},
+		"reject a target port name that is not a port name": {
+			mutate: func(b *B) { b.Spec.Ports[0].TargetPort = new(intstr.FromString("Web_Port")) },
+			want:   []string{"spec.ports[0].targetPort"},
+		},
+		"accept passive health off and client affinity": {mutate: func(b *B) {
+			b.Spec.PassiveHealth = &networkingv1alpha1.BalancerPassiveHealth{MaxFails: new(int32(0))}
+			b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
+		}},
+		"reject passive health out of range": {
+			mutate: func(b *B) {
+				b.Spec.PassiveHealth = &networkingv1alpha1.BalancerPassiveHealth{MaxFails: new(int32(101)), FailTimeout: &metav1.Duration{Duration: 500 * time.Millisecond}}
+			},
+			want: []string{"spec.passiveHealth.maxFails", "spec.passiveHealth.failTimeout"},
+		},
+		"reject a fail timeout that is not whole seconds": {
+			mutate: func(b *B) {
+				b.Spec.PassiveHealth = &networkingv1alpha1.BalancerPassiveHealth{FailTimeout: &metav1.Duration{Duration: 1500 * time.Millisecond}}
+			},
+			want: []string{"spec.passiveHealth.failTimeout"},
+		},
+		"reject an unknown session affinity": {
+			mutate: func(b *B) { b.Spec.SessionAffinity = "Cookie" },
+			want:   []string{"spec.sessionAffinity"},
+		},
 		"reject duplicate backend names": {
 			mutate: func(b *B) { b.Spec.Backends[1].Name = "v1" },
 			want:   []string{"spec.backends[1].name"},
@@ -107,7 +144,7 @@ func TestValidateBalancer(t *testing.T) {
 			want: []string{"spec.ports[1]"},
 		},
 		"reject port 0 and a target port above 65535": {
-			mutate: func(b *B) { b.Spec.Ports[0].Port = 0; b.Spec.Ports[0].TargetPort = 70000 },
+			mutate: func(b *B) { b.Spec.Ports[0].Port = 0; b.Spec.Ports[0].TargetPort = new(intstr.FromInt32(70000)) },
 			want:   []string{"spec.ports[0].port", "spec.ports[0].targetPort"},
 		},
 		"reject a weight above 1000": {

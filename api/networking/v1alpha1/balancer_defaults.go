@@ -14,11 +14,15 @@
 
 package v1alpha1
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
 
 // DefaultBalancer fills in the defaults of a Balancer: proxy replicas and
 // image, the front-end Service type, each backend's weight, each port's
-// protocol and target port.
+// protocol and target port, passive health and session affinity.
 func DefaultBalancer(b *Balancer) {
 	s := &b.Spec
 	if s.Replicas == nil {
@@ -41,8 +45,23 @@ func DefaultBalancer(b *Balancer) {
 		if s.Ports[i].Protocol == "" {
 			s.Ports[i].Protocol = corev1.ProtocolTCP
 		}
-		if s.Ports[i].TargetPort == 0 {
-			s.Ports[i].TargetPort = s.Ports[i].Port
+		if s.Ports[i].TargetPort == nil {
+			tp := intstr.FromInt32(s.Ports[i].Port)
+			s.Ports[i].TargetPort = &tp
 		}
+	}
+	if s.PassiveHealth == nil {
+		s.PassiveHealth = &BalancerPassiveHealth{}
+	}
+	if s.PassiveHealth.MaxFails == nil {
+		m := BalancerDefaultMaxFails
+		s.PassiveHealth.MaxFails = &m
+	}
+	if s.PassiveHealth.FailTimeout == nil {
+		d := metav1.Duration{Duration: BalancerDefaultFailTimeout.Duration}
+		s.PassiveHealth.FailTimeout = &d
+	}
+	if s.SessionAffinity == "" {
+		s.SessionAffinity = SessionAffinityNone
 	}
 }

@@ -15,8 +15,11 @@
 package v1alpha1
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 const (
@@ -30,6 +33,12 @@ const (
 	BalancerDefaultWeight int32 = 1
 	// BalancerMaxWeight is the largest weight of one backend.
 	BalancerMaxWeight int32 = 1000
+	// BalancerDefaultMaxFails is how many failed connection attempts to a
+	// backend, within BalancerDefaultFailTimeout, take it out of the
+	// rotation when spec.passiveHealth.maxFails is not given.
+	BalancerDefaultMaxFails int32 = 3
+	// BalancerMaxMaxFails is the largest passiveHealth.maxFails.
+	BalancerMaxMaxFails int32 = 100
 
 	// BalancerProxyLabel is set on the proxy pods, with the Balancer's
 	// name as value; the front-end Service selects them by it.
@@ -45,14 +54,32 @@ const (
 	ConfigHashAnnotation = "networking.kubeforge.io/config-hash"
 )
 
+// BalancerDefaultFailTimeout is passiveHealth.failTimeout when it is not given.
+var BalancerDefaultFailTimeout = metav1.Duration{Duration: 10 * time.Second}
+
+// SessionAffinity says whether a client keeps to one backend.
+// +kubebuilder:validation:Enum=None;ClientIP
+type SessionAffinity string
+
+// The session affinities of a Balancer.
+const (
+	// SessionAffinityNone spreads every new connection by weight.
+	SessionAffinityNone SessionAffinity = "None"
+	// SessionAffinityClientIP sends every connection of one client address
+	// to the same backend, by a consistent hash of the address that gives
+	// each backend its weight's share of the clients.
+	SessionAffinityClientIP SessionAffinity = "ClientIP"
+)
+
 // BalancerSpec is the desired state of a Balancer.
 // +kubebuilder:validation:XValidation:rule="self.backends.exists(b, !has(b.weight) || b.weight > 0)",message="the weights of the backends must add up to more than 0"
+// +kubebuilder:validation:XValidation:rule="(has(self.selector) && size(self.selector) > 0) || self.backends.all(b, has(b.selector) && size(b.selector) > 0)",message="give spec.selector, or a selector on every backend",fieldPath=".selector"
 type BalancerSpec struct {
 	// selector holds labels that every backend pod carries, e.g. app: shop.
-	// Each backend adds its own selector to it.
-	// +kubebuilder:validation:MinProperties=1
-	// +required
-	Selector map[string]string `json:"selector"`
+	// Each backend adds its own selector to it. It may be left out when
+	// every backend has a selector of its own.
+	// +optional
+	Selector map[string]string `json:"selector,omitempty"`
 
 	// backends are the named groups of pods that share the traffic by
 	// weight: a canary at 10%, a blue/green switch, an A/B split. Each gets
@@ -99,6 +126,42 @@ type BalancerSpec struct {
 	// +kubebuilder:default=ClusterIP
 	// +optional
 	ServiceType corev1.ServiceType `json:"serviceType,omitempty"`
+
+	// passiveHealth takes a backend that stops answering out of the
+	// rotation: after maxFails failed connection attempts within
+	// failTimeout the proxy sends it nothing for failTimeout, then tries
+	// it again. The failed attempts themselves are retried on another
+	// backend. On by default (3 failures, 10s).
+	// +optional
+	PassiveHealth *BalancerPassiveHealth `json:"passiveHealth,omitempty"`
+
+	// sessionAffinity: None (the default) spreads every new connection by
+	// weight; ClientIP keeps every connection of one client address on
+	// one backend, and spreads the client addresses by weight (a
+	// consistent hash: a weight change or a backend added moves only a
+	// share of the clients).
+	// +kubebuilder:default=None
+	// +optional
+	SessionAffinity SessionAffinity `json:"sessionAffinity,omitempty"`
+}
+
+// BalancerPassiveHealth is how the proxy notices a backend that stops
+// answering, from the connections it makes (no probe traffic of its own).
+type BalancerPassiveHealth struct {
+	// maxFails is the number of failed connection attempts to a backend,
+	// within failTimeout, that take it out of the rotation for
+	// failTimeout. 0 turns passive health off: a backend always gets its
+	// share. Defaults to 3.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	MaxFails *int32 `json:"maxFails,omitempty"`
+
+	// failTimeout is both the window in which maxFails failures count and
+	// how long the backend is then left out, e.g. 10s or 1m. From 1s to
+	// 1h, whole seconds. Defaults to 10s.
+	// +optional
+	FailTimeout *metav1.Duration `json:"failTimeout,omitempty"`
 }
 
 // BalancerBackend is one weighted group of backend pods.
@@ -147,11 +210,11 @@ type BalancerPort struct {
 	// +required
 	Port int32 `json:"port"`
 
-	// targetPort is the port on the backend pods. Defaults to port.
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
+	// targetPort is the port on the backend pods: a number, or the name
+	// of a container port (as a Service's targetPort). Defaults to port.
+	// +kubebuilder:validation:XIntOrString
 	// +optional
-	TargetPort int32 `json:"targetPort,omitempty"`
+	TargetPort *intstr.IntOrString `json:"targetPort,omitempty"`
 }
 
 // BalancerBackendStatus is what was observed of one backend.

@@ -16,11 +16,13 @@ package v1alpha1_test
 
 import (
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
@@ -57,7 +59,10 @@ var _ = Describe("Balancer webhooks", func() {
 		Expect(b.Spec.Image).To(Equal(networkingv1alpha1.BalancerDefaultImage))
 		Expect(string(b.Spec.ServiceType)).To(Equal("ClusterIP"))
 		Expect(*b.Spec.Backends[0].Weight).To(Equal(int32(1)))
-		Expect(b.Spec.Ports[0].TargetPort).To(Equal(int32(53)))
+		Expect(*b.Spec.Ports[0].TargetPort).To(Equal(intstr.FromInt32(53)))
+		Expect(*b.Spec.PassiveHealth.MaxFails).To(Equal(networkingv1alpha1.BalancerDefaultMaxFails))
+		Expect(b.Spec.PassiveHealth.FailTimeout.Duration).To(Equal(10 * time.Second))
+		Expect(b.Spec.SessionAffinity).To(Equal(networkingv1alpha1.SessionAffinityNone))
 		Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 1))
 		Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 1))
 	})
@@ -81,6 +86,12 @@ var _ = Describe("Balancer webhooks", func() {
 		Entry("a backend whose Service name would be too long", "long-backend",
 			`{"selector":{"app":"shop"},"backends":[{"name":"`+strings.Repeat("b", 60)+`"}],"ports":[{"name":"http","port":80}]}`,
 			"spec.backends[0].name"),
+		Entry("a target port name that is no port name", "bad-target-name",
+			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80,"targetPort":"Web_Port"}]}`,
+			"spec.ports[0].targetPort"),
+		Entry("a target port number above 65535", "bad-target-number",
+			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80,"targetPort":70000}]}`,
+			"spec.ports[0].targetPort"),
 		Entry("a port name that is no IANA service name", "bad-port-name",
 			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"8080","port":80}]}`,
 			"spec.ports[0].name"),
@@ -117,8 +128,35 @@ var _ = Describe("Balancer webhooks", func() {
 		Entry("weights that add up to 0", "weights-zero",
 			`{"selector":{"app":"shop"},"backends":[{"name":"v1","weight":0},{"name":"v2","weight":0}],"ports":[{"name":"http","port":80}]}`,
 			"the weights of the backends must add up to more than 0"),
-		Entry("no selector", "no-selector", `{"selector":{},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80}]}`, "spec.selector"),
+		Entry("no selector and a backend without one", "no-selector", `{"selector":{},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80}]}`,
+			"give spec.selector, or a selector on every backend"),
+		Entry("an unknown session affinity", "bad-affinity",
+			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80}],"sessionAffinity":"Cookie"}`,
+			"spec.sessionAffinity"),
+		Entry("maxFails above 100", "bad-max-fails",
+			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80}],"passiveHealth":{"maxFails":101}}`,
+			"spec.passiveHealth.maxFails"),
 	)
+
+	It("should admit the manifests users write: a named target port, and backends that each have their own selector", func() {
+		u := balancerJSON("user-manifest", `{"backends":[{"name":"stable","weight":9,"selector":{"app":"shop","track":"stable"}},`+
+			`{"name":"canary","weight":1,"selector":{"app":"shop-canary"}}],"ports":[{"name":"http","port":80,"targetPort":"web"}],`+
+			`"passiveHealth":{"maxFails":2,"failTimeout":"5s"},"sessionAffinity":"ClientIP"}`)
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+		b := &networkingv1alpha1.Balancer{}
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), b)).To(Succeed())
+		Expect(*b.Spec.Ports[0].TargetPort).To(Equal(intstr.FromString("web")))
+		Expect(b.Spec.Selector).To(BeEmpty())
+		Expect(*b.Spec.PassiveHealth.MaxFails).To(Equal(int32(2)))
+		Expect(b.Spec.PassiveHealth.FailTimeout.Duration).To(Equal(5 * time.Second))
+	})
+
+	It("should refuse a fail timeout that is not whole seconds in the range, with a field error", func() {
+		err := suite.Client.Create(suite.Ctx, balancerJSON("bad-fail-timeout",
+			`{"selector":{"app":"shop"},"backends":[{"name":"v1"}],"ports":[{"name":"http","port":80}],"passiveHealth":{"failTimeout":"2h"}}`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(testenv.Causes(err)).To(ConsistOf("spec.passiveHealth.failTimeout"))
+	})
 
 	It("should reject an update that breaks a rule, and keep the stored object", func() {
 		u := balancerJSON("update", valid)
