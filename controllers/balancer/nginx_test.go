@@ -248,4 +248,3 @@ func TestNginxConfReResolvesBackendsThroughClusterDNS(t *testing.T) {
 		t.Errorf("without a DNS server nginx must not be told to re-resolve:\n%s", conf)
 	}
 }
-

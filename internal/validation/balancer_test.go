@@ -95,8 +95,8 @@ func TestValidateBalancer(t *testing.T) {
 		"accept the same port number over TCP and UDP": {mutate: func(b *B) {
 			b.Spec.Ports = append(b.Spec.Ports, networkingv1alpha1.BalancerPort{Name: "http-udp", Protocol: corev1.ProtocolUDP, Port: 80})
 		}},
-		"reject no port":     {mutate: func(b *B) { b.Spec.Ports = nil }, want: []string{"spec.ports"}},
-		"reject no backend":  {mutate: func(b *B) { b.Spec.Backends = nil }, want: []string{"spec.backends"}},
+		"reject no port":    {mutate: func(b *B) { b.Spec.Ports = nil }, want: []string{"spec.ports"}},
+		"reject no backend": {mutate: func(b *B) { b.Spec.Backends = nil }, want: []string{"spec.backends"}},
 		"accept no top-level selector when every backend has one": {mutate: func(b *B) { b.Spec.Selector = nil }},
 		"reject no top-level selector and a backend without one": {
 			mutate: func(b *B) { b.Spec.Selector = nil; b.Spec.Backends[1].Selector = nil },
