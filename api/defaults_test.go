@@ -102,7 +102,10 @@ func TestCRDDefaultsAreTheGoDefaults(t *testing.T) {
 				Name:    "c",
 				Ports:   []appsv1alpha1.ComponentPort{{Name: "http", Port: 80}},
 				Storage: &appsv1alpha1.ComponentStorage{Size: quantity},
+				Ingress: &appsv1alpha1.ComponentIngress{Host: "c.example.com", TLS: &appsv1alpha1.ComponentTLS{}},
+				Hooks:   &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{}, PreUpgrade: &appsv1alpha1.HookJob{}},
 			}}
+			p.Spec.Secrets = []appsv1alpha1.PlatformSecret{{Name: "admin", Keys: []string{"password"}}}
 			appsv1alpha1.DefaultPlatform(p)
 			return p
 		}(),

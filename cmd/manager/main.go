@@ -125,9 +125,9 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 		{
 			name:   "Platform",
 			object: &appsv1alpha1.Platform{},
-			types:  platform.Types,
+			types:  platform.Types(certManager),
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng}).SetupWithManager(mgr)
+				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CertManager: certManager}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
 		},

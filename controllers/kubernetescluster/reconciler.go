@@ -43,6 +43,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
+	"github.com/kubeforge/kubeforge/internal/workload"
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
@@ -282,7 +283,7 @@ func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesC
 		}
 		return true, nil
 	}
-	done, succeeded, reason, message := JobResult(job)
+	done, succeeded, reason, message := workload.JobResult(job)
 	if !done {
 		return true, nil
 	}

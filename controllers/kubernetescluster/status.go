@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"slices"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -57,23 +56,6 @@ func runningPhase(t clusterv1alpha1.OperationType) clusterv1alpha1.ClusterPhase 
 	default:
 		return clusterv1alpha1.PhaseTerminating
 	}
-}
-
-// JobResult reads a Job's outcome: done is false while it runs; reason
-// and message say why it failed.
-func JobResult(job *batchv1.Job) (done, succeeded bool, reason, message string) {
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return true, true, "", c.Message
-		case batchv1.JobFailed:
-			return true, false, c.Reason, c.Message
-		}
-	}
-	return false, false, "", ""
 }
 
 // failureOutput is the installer's last output, from the termination

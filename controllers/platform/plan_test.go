@@ -194,3 +194,140 @@ func TestEffectiveImage(t *testing.T) {
 		t.Errorf("override = %s", got)
 	}
 }
+
+func withHooks(p *appsv1alpha1.Platform, name string, bootstrap, preUpgrade bool) *appsv1alpha1.Platform {
+	for i := range p.Spec.Components {
+		if c := &p.Spec.Components[i]; c.Name == name {
+			c.Hooks = &appsv1alpha1.ComponentHooks{}
+			if bootstrap {
+				c.Hooks.Bootstrap = &appsv1alpha1.HookJob{Command: []string{"init"}}
+			}
+			if preUpgrade {
+				c.Hooks.PreUpgrade = &appsv1alpha1.HookJob{Command: []string{"migrate"}}
+			}
+		}
+	}
+	appsv1alpha1.DefaultPlatform(p)
+	return p
+}
+
+func stepOf(t *testing.T, p *appsv1alpha1.Platform, live map[string]Live, name string) Step {
+	t.Helper()
+	steps, err := Plan(p, live, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no step for %s", name)
+	return Step{}
+}
+
+func TestPlanBootstrapRunsOnceAfterFirstReadyAndHoldsDependents(t *testing.T) {
+	p := withHooks(platform("1", "db", "api:db"), "db", true, false)
+	// Not Ready yet: no Job.
+	live := map[string]Live{"db": rolling("db", "1")}
+	if s := stepOf(t, p, live, "db"); s.Bootstrap {
+		t.Fatal("the bootstrap Job must wait for the component to be Ready")
+	}
+	// Ready: the Job is applied, the component is not Ready yet, api waits.
+	live["db"] = ready("db", "1")
+	s := stepOf(t, p, live, "db")
+	if !s.Bootstrap || s.Phase != appsv1alpha1.ComponentDeploying || !strings.Contains(s.Message, "acme-db-bootstrap") {
+		t.Fatalf("step %+v; want the bootstrap Job run, Deploying", s)
+	}
+	if a := stepOf(t, p, live, "api"); a.Deploy {
+		t.Fatal("api must wait for db's bootstrap")
+	}
+	// Failed: db Failed with the Job's message, api still waits.
+	l := ready("db", "1")
+	l.Bootstrap = Hook{Exists: true, Done: true, Message: "BackoffLimitExceeded: Job has reached the specified backoff limit"}
+	live["db"] = l
+	if s := stepOf(t, p, live, "db"); s.Phase != appsv1alpha1.ComponentFailed || !strings.Contains(s.Message, "BackoffLimitExceeded") {
+		t.Fatalf("step %+v; want Failed with the Job's message", s)
+	}
+	if a := stepOf(t, p, live, "api"); a.Deploy {
+		t.Fatal("api must wait while db's bootstrap failed")
+	}
+	// Succeeded: Ready, bootstrapped, api created, the Job kept.
+	l.Bootstrap = Hook{Exists: true, Done: true, Succeeded: true}
+	live["db"] = l
+	s = stepOf(t, p, live, "db")
+	if s.Phase != appsv1alpha1.ComponentReady || !s.Bootstrapped || !s.Bootstrap {
+		t.Fatalf("step %+v; want Ready, bootstrapped, the Job kept", s)
+	}
+	if a := stepOf(t, p, live, "api"); !a.Deploy {
+		t.Fatal("api must start once db is bootstrapped")
+	}
+	// The Job deleted later, status says bootstrapped: never run again.
+	l.Bootstrap, l.Bootstrapped = Hook{}, true
+	live["db"] = l
+	if s := stepOf(t, p, live, "db"); s.Bootstrap || s.Phase != appsv1alpha1.ComponentReady {
+		t.Fatalf("step %+v; a bootstrapped component never runs its bootstrap again", s)
+	}
+}
+
+func TestPlanPreUpgradeRunsWithTheNewImageBeforeTheMove(t *testing.T) {
+	p := withHooks(platform("2", "db", "api:db"), "db", false, true)
+	live := map[string]Live{"db": ready("db", "1"), "api": ready("api", "1")}
+	s := stepOf(t, p, live, "db")
+	if !s.PreUpgrade || s.Upgrade || s.Image != img("db", "1") {
+		t.Fatalf("step %+v; want the preUpgrade Job while db stays on 1", s)
+	}
+	l := ready("db", "1")
+	l.PreUpgrade = Hook{Exists: true, Done: true, Message: "DeadlineExceeded: Job was active longer than specified deadline"}
+	live["db"] = l
+	s = stepOf(t, p, live, "db")
+	if s.Phase != appsv1alpha1.ComponentFailed || s.Image != img("db", "1") || !s.UpgradeFailed || !strings.Contains(s.Message, "DeadlineExceeded") {
+		t.Fatalf("step %+v; want Failed on image 1 with the Job's message", s)
+	}
+	if a := stepOf(t, p, live, "api"); a.Image != img("api", "1") {
+		t.Fatalf("api moved to %s although db's migration failed", a.Image)
+	}
+	l.PreUpgrade = Hook{Exists: true, Done: true, Succeeded: true}
+	live["db"] = l
+	s = stepOf(t, p, live, "db")
+	if !s.Upgrade || s.Image != img("db", "2") || s.PreviousImage != img("db", "1") || !s.PreUpgrade {
+		t.Fatalf("step %+v; want the move to 2 after the migration, the Job kept", s)
+	}
+}
+
+func TestPlanPausesOrRollsBackAFailedUpgrade(t *testing.T) {
+	failedOn2 := Live{Exists: true, Failed: true, Message: `ReplicaSet "db-x" has timed out progressing.`,
+		Image: img("db", "2"), PreviousImage: img("db", "1")}
+	// db and cache are independent; db failed on 2; cache has not moved yet.
+	p := platform("2", "db", "cache", "api:db")
+	live := map[string]Live{"db": failedOn2, "cache": ready("cache", "1"), "api": ready("api", "1")}
+	s := stepOf(t, p, live, "db")
+	if s.Phase != appsv1alpha1.ComponentFailed || s.Image != img("db", "2") || s.RolledBack {
+		t.Fatalf("Pause: step %+v; want db left Failed on 2", s)
+	}
+	if c := stepOf(t, p, live, "cache"); c.Image != img("cache", "1") || !strings.Contains(c.Message, "Upgrade paused") {
+		t.Fatalf("Pause: cache step %+v; want it held on 1", c)
+	}
+
+	p.Spec.UpgradePolicy.OnFailure = appsv1alpha1.UpgradeRollback
+	s = stepOf(t, p, live, "db")
+	if !s.RolledBack || s.Image != img("db", "1") || s.FailedImage != img("db", "2") || s.Phase != appsv1alpha1.ComponentFailed {
+		t.Fatalf("Rollback: step %+v; want db back on 1, 2 recorded as failed", s)
+	}
+	// After the rollback: db runs 1 again and stays there; nothing moves.
+	back := ready("db", "1")
+	back.PreviousImage, back.FailedImage = img("db", "1"), img("db", "2")
+	live["db"] = back
+	s = stepOf(t, p, live, "db")
+	if s.Upgrade || s.Image != img("db", "1") || s.Phase != appsv1alpha1.ComponentFailed || !s.UpgradeFailed {
+		t.Fatalf("after rollback: step %+v; want db held on 1, Failed", s)
+	}
+	if c := stepOf(t, p, live, "cache"); c.Image != img("cache", "1") {
+		t.Fatal("cache must not move after db was rolled back")
+	}
+	// A new version is a new attempt.
+	p.Spec.Version = "3"
+	if s := stepOf(t, p, live, "db"); !s.Upgrade || s.Image != img("db", "3") || s.FailedImage != "" {
+		t.Fatalf("version 3: step %+v; want the move to 3", s)
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -114,21 +113,6 @@ func memoKey(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, s data
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// rotationRequests are the components the rotate annotation names.
-func rotationRequests(p *appsv1alpha1.Platform) []string {
-	v, ok := p.Annotations[appsv1alpha1.RotateDatabasePasswordAnnotation]
-	if !ok {
-		return nil
-	}
-	var out []string
-	for _, name := range strings.Split(v, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
 // databases makes every component that asks for a database have its
 // Secret and, for the enabled ones, its database and user on the server.
 // p is the Platform as stored (its annotations are patched when a
@@ -151,7 +135,7 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 
 	// The Secrets first: they hold the passwords, which are the truth the
 	// server is brought to.
-	rotate := rotationRequests(p)
+	rotate := annotationList(p, appsv1alpha1.RotateDatabasePasswordAnnotation)
 	passwords := map[string]string{}
 	changed := map[string]bool{}
 	live := map[string]*corev1.Secret{}
@@ -191,12 +175,8 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 				r.Engine.Warn(p, "RotationIgnored", "RotatePassword", "%s has no database; nothing to rotate", name)
 			}
 		}
-		// With the resourceVersion read: a request made meanwhile is not lost
-		// (the conflict brings a retry, which rotates again).
-		patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		delete(p.Annotations, appsv1alpha1.RotateDatabasePasswordAnnotation)
-		if err := r.Client.Patch(ctx, p, patch); err != nil {
-			return o, fmt.Errorf("removing the %s annotation: %w", appsv1alpha1.RotateDatabasePasswordAnnotation, err)
+		if err := r.clearAnnotation(ctx, p, appsv1alpha1.RotateDatabasePasswordAnnotation); err != nil {
+			return o, err
 		}
 	}
 

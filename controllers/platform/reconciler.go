@@ -22,11 +22,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,6 +47,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // Reconciler reconciles Platforms.
@@ -57,6 +61,9 @@ type Reconciler struct {
 	// be dropped because a Secret the drop needs is gone waits before it is
 	// let go; engine.DefaultCleanupTimeout when 0.
 	CleanupTimeout time.Duration
+	// CertManager says that cert-manager's CRDs are installed, so
+	// Certificates can be made for components' Ingresses.
+	CertManager bool
 	// Connect logs in to a database server; database.Connect when nil.
 	Connect func(context.Context, database.Server) (database.Admin, error)
 
@@ -67,17 +74,29 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;daemonsets,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=batch,resources=cronjobs;jobs,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services;configmaps;persistentvolumeclaims;secrets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms,verbs=patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Types are the objects a Platform's controller owns: each component's
-// workload, Service, ConfigMap and volume claim, and database Secrets.
-var Types = engine.Types{Owned: []client.Object{
-	&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{},
-	&corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}, &corev1.Secret{},
-}}
+// workload, Service, ConfigMap, volume claim, Ingress and hook Jobs,
+// database and generated Secrets, and with cert-manager the Ingresses'
+// Certificates.
+func Types(certManager bool) engine.Types {
+	t := engine.Types{Owned: []client.Object{
+		&appsv1.Deployment{}, &appsv1.StatefulSet{}, &appsv1.DaemonSet{}, &batchv1.CronJob{}, &batchv1.Job{},
+		&corev1.Service{}, &corev1.ConfigMap{}, &corev1.PersistentVolumeClaim{}, &corev1.Secret{}, &networkingv1.Ingress{},
+	}}
+	if certManager {
+		t.Owned = append(t.Owned, &cmv1.Certificate{})
+	}
+	return t
+}
+
+func (r *Reconciler) types() engine.Types { return Types(r.CertManager) }
 
 // Reconcile brings one Platform's components to its spec, in dependency
 // order, and reports each component.
@@ -157,13 +176,39 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	}
 
 	o.live = map[string]Live{}
+	recorded := map[string]appsv1alpha1.ComponentStatus{}
+	for _, cs := range p.Status.Components {
+		recorded[cs.Name] = cs
+	}
 	for i := range p.Spec.Components {
 		c := &p.Spec.Components[i]
 		obj, err := r.workload(ctx, p, c)
 		if err != nil {
 			return o, err
 		}
-		o.live[c.Name] = LiveOf(obj)
+		l := LiveOf(obj)
+		if l.Exists {
+			rec := recorded[c.Name]
+			l.Bootstrapped, l.PreviousImage, l.FailedImage = rec.Bootstrapped, rec.PreviousImage, rec.FailedImage
+			if h := c.Hooks; h != nil && h.Bootstrap != nil {
+				if l.Bootstrap, err = r.hook(ctx, p, HookJobName(p, c, HookBootstrap, "")); err != nil {
+					return o, err
+				}
+			}
+			if h := c.Hooks; h != nil && h.PreUpgrade != nil {
+				if l.PreUpgrade, err = r.hook(ctx, p, HookJobName(p, c, HookPreUpgrade, EffectiveImage(p, c))); err != nil {
+					return o, err
+				}
+			}
+		}
+		o.live[c.Name] = l
+	}
+
+	// The generated Secrets before the components that reference them.
+	secretVersions, err := r.generatedSecrets(ctx, p, &o)
+	if err != nil {
+		o.apply = err
+		return o, err
 	}
 
 	// A server that fails does not stop the other components: its error
@@ -193,30 +238,70 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	o.steps = steps
 
 	desired := append([]client.Object{}, o.db.secrets...)
+	desired = append(desired, o.secrets...)
 	for i, s := range steps {
 		if !s.Deploy {
 			continue
 		}
 		c := &p.Spec.Components[i]
-		if s.Upgrade {
+		l := o.live[c.Name]
+		target := EffectiveImage(p, c)
+		switch {
+		case s.Upgrade:
 			log.Info("Moving component to a new image", "component", c.Name, "image", s.Image)
-			r.Engine.Event(p, "ComponentUpgrading", "Upgrade", "Moving %s from %s to %s", c.Name, o.live[c.Name].Image, s.Image)
+			r.Engine.Event(p, "ComponentUpgrading", "Upgrade", "Moving %s from %s to %s", c.Name, l.Image, s.Image)
+		case s.RolledBack:
+			log.Info("Rolling a component back", "component", c.Name, "failed", target, "image", s.Image)
+			r.Engine.Warn(p, ReasonRolledBack, "Rollback", "%s failed on %s (%s); rolled it back to %s", c.Name, target, l.Message, s.Image)
 		}
 		// The pods get the credentials the server holds; until it holds new
 		// ones (a rotation) they keep the version they run with.
-		version := o.live[c.Name].DatabaseVersion
+		dbVersion := l.DatabaseVersion
 		if st := o.db.components[c.Name]; c.HasDatabase() && st.ready && st.version != "" {
-			version = st.version
+			dbVersion = st.version
 		} else if !c.HasDatabase() {
-			version = ""
+			dbVersion = ""
 		}
-		desired = append(desired, ComponentObjects(p, c, s.Image, version)...)
+		in := Input{Image: s.Image, DBVersion: dbVersion, Version: p.Spec.Version,
+			SecretsVersion: SecretsVersion(c, secretVersions), CertManager: r.CertManager}
+		if s.Image != target && p.Status.Version != "" {
+			// Held on (or rolled back to) the image of the version before.
+			in.Version = p.Status.Version
+		}
+		desired = append(desired, ComponentObjects(p, c, in)...)
+		if s.Bootstrap {
+			b := in
+			b.Image = cmp.Or(l.Image, s.Image)
+			desired = append(desired, HookJob(p, c, HookBootstrap, c.Hooks.Bootstrap, b))
+		}
+		if s.PreUpgrade {
+			// With the new image and the config of the new version.
+			u := in
+			u.Image, u.Version = target, p.Spec.Version
+			desired = append(desired, HookJob(p, c, HookPreUpgrade, c.Hooks.PreUpgrade, u))
+		}
 	}
-	if _, err := r.Engine.Apply(ctx, p, desired, Types.Owned...); err != nil {
+	if _, err := r.Engine.Apply(ctx, p, desired, r.types().Owned...); err != nil {
 		o.apply = err
 		return o, errors.Join(fmt.Errorf("applying Platform objects: %w", err), dbErr)
 	}
 	return o, dbErr
+}
+
+// hook reads one of the Platform's hook Jobs from the cache.
+func (r *Reconciler) hook(ctx context.Context, p *appsv1alpha1.Platform, name string) (Hook, error) {
+	job := &batchv1.Job{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Hook{}, nil
+		}
+		return Hook{}, fmt.Errorf("reading the Job %s: %w", name, err)
+	}
+	if !metav1.IsControlledBy(job, p) || job.DeletionTimestamp != nil {
+		return Hook{}, nil
+	}
+	done, succeeded, reason, message := workload.JobResult(job)
+	return Hook{Exists: true, Done: done, Succeeded: succeeded, Message: strings.TrimSpace(reason + ": " + message)}, nil
 }
 
 // workload reads a component's workload from the cache; nil when it does
@@ -247,7 +332,7 @@ func (r *Reconciler) workload(ctx context.Context, p *appsv1alpha1.Platform, c *
 
 // SetupWithManager registers the controller: Platforms and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return Types.Controller(mgr, "platform", &appsv1alpha1.Platform{}).
+	return r.types().Controller(mgr, "platform", &appsv1alpha1.Platform{}).
 		WithOptions(controller.Options{
 			// A database server that is down is retried with backoff, at
 			// least once a minute, so it is found again soon after it is back.

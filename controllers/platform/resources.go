@@ -78,31 +78,64 @@ func objectMeta(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, nam
 	return metav1.ObjectMeta{Name: name, Namespace: p.Namespace, Labels: labels}
 }
 
-// ComponentObjects are the objects of one enabled component running image:
-// its ConfigMap, volume claim (Deployment with storage), Service (when it
-// has ports) and workload. dbVersion is the resourceVersion of the
-// component's database Secret that the server holds; empty, the
-// component gets no DB_* variables (yet).
-func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image, dbVersion string) []client.Object {
+// Input is what a component's objects are built from besides the spec:
+// what the reconciler decided and observed.
+type Input struct {
+	// Image the component runs, or moves to.
+	Image string
+	// DBVersion is the resourceVersion of the component's database Secret
+	// that the server holds; empty, the component gets no DB_* variables
+	// (yet).
+	DBVersion string
+	// Version is the platform version its config templates are rendered
+	// with: the one its image belongs to.
+	Version string
+	// SecretsVersion is a digest of the versions of the generated Secrets
+	// it references; a rotation changes it and rolls the component.
+	SecretsVersion string
+	// CertManager says that Certificates can be made for its Ingress.
+	CertManager bool
+}
+
+// ComponentObjects are the objects of one enabled component: its
+// ConfigMap, volume claim (Deployment with storage), Service (when it has
+// ports), workload, Ingress and its Certificate.
+func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in Input) []client.Object {
 	var objs []client.Object
+	files := RenderedConfig(p, c, in.Version)
 	if len(c.Config) > 0 {
-		objs = append(objs, ConfigMap(p, c))
+		objs = append(objs, ConfigMap(p, c, files))
 	}
 	if c.Storage != nil && c.Workload == appsv1alpha1.WorkloadDeployment {
 		objs = append(objs, PVC(p, c))
 	}
-	if len(c.Ports) > 0 && c.Workload != appsv1alpha1.WorkloadCronJob {
+	hasService := len(c.Ports) > 0 && c.Workload != appsv1alpha1.WorkloadCronJob
+	if hasService {
 		objs = append(objs, Service(p, c))
 	}
-	return append(objs, Workload(p, c, image, dbVersion))
+	objs = append(objs, Workload(p, c, in, files))
+	if c.Ingress != nil && hasService {
+		if c.Ingress.TLS != nil && in.CertManager {
+			objs = append(objs, Certificate(p, c))
+		}
+		objs = append(objs, Ingress(p, c))
+	}
+	return objs
+}
+
+// RenderedConfig is the component's config with its templates rendered;
+// a file that does not render (which admission refuses) is left out.
+func RenderedConfig(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, version string) map[string]string {
+	files, _ := appsv1alpha1.RenderConfig(p, c, version)
+	return files
 }
 
 // Workload builds the component's Deployment, StatefulSet, DaemonSet or
-// CronJob; dbVersion as for ComponentObjects.
-func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image, dbVersion string) client.Object {
+// CronJob with its rendered config files.
+func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in Input, files map[string]string) client.Object {
 	meta := objectMeta(p, c, ObjectName(p, c))
 	selector := &metav1.LabelSelector{MatchLabels: SelectorLabels(p, c)}
-	tmpl := podTemplate(p, c, image, dbVersion)
+	tmpl := podTemplate(p, c, in, files)
 	switch c.Workload {
 	case appsv1alpha1.WorkloadStatefulSet:
 		sts := &appsv1.StatefulSet{
@@ -156,7 +189,8 @@ func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image
 		dep := &appsv1.Deployment{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 			ObjectMeta: meta,
-			Spec:       appsv1.DeploymentSpec{Replicas: ptr.To(*c.Replicas), Selector: selector, Template: tmpl},
+			Spec: appsv1.DeploymentSpec{Replicas: ptr.To(*c.Replicas), Selector: selector, Template: tmpl,
+				ProgressDeadlineSeconds: p.Spec.UpgradePolicy.ProgressDeadlineSeconds},
 		}
 		if c.Storage != nil {
 			// A ReadWriteOnce volume cannot be shared by an old and a new pod
@@ -167,7 +201,7 @@ func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image
 	}
 }
 
-func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, image, dbVersion string) corev1.PodTemplateSpec {
+func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in Input, files map[string]string) corev1.PodTemplateSpec {
 	labels := engine.CommonLabels(p, c.Name)
 	for k, v := range SelectorLabels(p, c) {
 		labels[k] = v
@@ -175,7 +209,7 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 	pullPolicy := p.Spec.ImagePullPolicy
 	container := corev1.Container{
 		Name:            c.Name,
-		Image:           image,
+		Image:           in.Image,
 		ImagePullPolicy: pullPolicy,
 		Command:         c.Command,
 		Args:            c.Args,
@@ -195,7 +229,7 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 		ImagePullSecrets: p.Spec.ImagePullSecrets,
 	}
 	annotations := map[string]string{}
-	if dbVersion != "" {
+	if in.DBVersion != "" {
 		// From the Secret, never as literal values; a new Secret version
 		// (a rotated password) rolls the pods.
 		secret := DatabaseSecretName(p, c)
@@ -206,14 +240,17 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, im
 				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: v.key},
 			}})
 		}
-		annotations[appsv1alpha1.DatabaseSecretVersionAnnotation] = dbVersion
+		annotations[appsv1alpha1.DatabaseSecretVersionAnnotation] = in.DBVersion
+	}
+	if in.SecretsVersion != "" {
+		annotations[appsv1alpha1.PlatformSecretsVersionAnnotation] = in.SecretsVersion
 	}
 	if len(c.Config) > 0 {
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/" + c.Name, ReadOnly: true})
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(p, c)}},
 		}})
-		annotations[appsv1alpha1.PlatformConfigHashAnnotation] = ConfigHash(c.Config)
+		annotations[appsv1alpha1.PlatformConfigHashAnnotation] = ConfigHash(files)
 	}
 	if s := c.Storage; s != nil {
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: c.Storage.MountPath})
@@ -255,12 +292,12 @@ func ConfigHash(files map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// ConfigMap holds a component's config files.
-func ConfigMap(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev1.ConfigMap {
+// ConfigMap holds a component's rendered config files.
+func ConfigMap(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, files map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(p, c, ConfigMapName(p, c)),
-		Data:       c.Config,
+		Data:       files,
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
@@ -42,7 +43,14 @@ func goldenPlatform() *appsv1alpha1.Platform {
 	db.Storage = &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi"), MountPath: "/var/lib/postgresql/data", ReclaimPolicy: "Delete"}
 	api.Replicas = new(int32(2))
 	api.Ports = []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}}
-	api.Config = map[string]string{"api.yaml": "listen: :8080\n"}
+	api.Config = map[string]string{"api.yaml": "listen: :8080\ndatabase: {{ service \"db\" \"postgres\" }}\nversion: {{ .Platform.Version }}\nregion: {{ .Values.region }}\n"}
+	api.Ingress = &appsv1alpha1.ComponentIngress{Host: "api.example.com",
+		TLS: &appsv1alpha1.ComponentTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt", Kind: "ClusterIssuer"}}}
+	api.Hooks = &appsv1alpha1.ComponentHooks{
+		Bootstrap:  &appsv1alpha1.HookJob{Command: []string{"/app/create-admin"}},
+		PreUpgrade: &appsv1alpha1.HookJob{Args: []string{"migrate"}, Env: []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}},
+	}
+	p.Spec.Values = map[string]string{"region": "eu-west"}
 	api.Env = []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}}
 	api.Storage = &appsv1alpha1.ComponentStorage{Size: resource.MustParse("2Gi"), MountPath: "/data"}
 	agent.Workload = appsv1alpha1.WorkloadDaemonSet
@@ -59,7 +67,12 @@ func TestComponentObjectsMatchGoldenFiles(t *testing.T) {
 	for i := range p.Spec.Components {
 		c := &p.Spec.Components[i]
 		t.Run(string(c.Workload)+"-"+c.Name, func(t *testing.T) {
-			raw, err := yaml.Marshal(ComponentObjects(p, c, EffectiveImage(p, c), ""))
+			objs := ComponentObjects(p, c, Input{Image: EffectiveImage(p, c), Version: p.Spec.Version, CertManager: true})
+			if h := c.Hooks; h != nil {
+				in := Input{Image: EffectiveImage(p, c), Version: p.Spec.Version}
+				objs = append(objs, HookJob(p, c, HookBootstrap, h.Bootstrap, in), HookJob(p, c, HookPreUpgrade, h.PreUpgrade, in))
+			}
+			raw, err := yaml.Marshal(objs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,17 +100,18 @@ func TestBuildersFollowStoragePolicyAndConfig(t *testing.T) {
 	if pvc.Annotations[engine.AnnotationRetain] != "true" {
 		t.Error("a Retain volume must outlive its owner")
 	}
-	dep := Workload(p, api, "x", "").(*appsv1.Deployment)
+	in := Input{Image: "x", Version: p.Spec.Version}
+	dep := Workload(p, api, in, RenderedConfig(p, api, in.Version)).(*appsv1.Deployment)
 	if dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Error("a Deployment with a ReadWriteOnce volume must be recreated, not rolled")
 	}
 	before := dep.Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
 	api.Config["api.yaml"] = "listen: :9090\n"
-	after := Workload(p, api, "x", "").(*appsv1.Deployment).Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
+	after := Workload(p, api, in, RenderedConfig(p, api, in.Version)).(*appsv1.Deployment).Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
 	if before == "" || before == after {
 		t.Errorf("a config change must change the pod template's hash: %q → %q", before, after)
 	}
-	sts := Workload(p, &p.Spec.Components[0], "x", "").(*appsv1.StatefulSet)
+	sts := Workload(p, &p.Spec.Components[0], in, nil).(*appsv1.StatefulSet)
 	if sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 		t.Error("a StatefulSet with reclaimPolicy Delete must delete its claims with it")
 	}

@@ -35,6 +35,8 @@ const (
 	ReasonUpgrading       = "Upgrading"
 	ReasonDeploying       = "Deploying"
 	ReasonAllReady        = "AllComponentsReady"
+	ReasonRolledBack      = "UpgradeRolledBack"
+	ReasonUpgradePaused   = "UpgradePaused"
 )
 
 // LiveOf reads the state of a component's workload. A nil obj, or one
@@ -89,6 +91,8 @@ type observed struct {
 	invalid error
 	apply   error
 	db      dbObserved
+	// secrets are the generated Secrets of spec.secrets.
+	secrets []client.Object
 }
 
 // computeStatus sets p.Status from the plan and the observed workloads.
@@ -106,13 +110,18 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 
 	st.Components = nil
 	enabled, ready := 0, 0
-	var failed, moving []string
+	var failed, moving, upgradeFailed []string
 	upgrading := false
 	for i, s := range o.steps {
 		c := &p.Spec.Components[i]
 		l := o.live[c.Name]
 		cs := appsv1alpha1.ComponentStatus{Name: s.Name, Phase: s.Phase, Image: s.Image, Message: s.Message,
-			Replicas: l.Replicas, ReadyReplicas: l.ReadyReplicas}
+			Replicas: l.Replicas, ReadyReplicas: l.ReadyReplicas, URL: URL(c),
+			Bootstrapped: s.Bootstrapped && c.Hooks != nil && c.Hooks.Bootstrap != nil && l.Exists,
+			PreviousImage: s.PreviousImage, FailedImage: s.FailedImage}
+		if s.UpgradeFailed {
+			upgradeFailed = append(upgradeFailed, s.Name)
+		}
 		if db, ok := o.db.components[c.Name]; ok {
 			ready := db.ready
 			cs.DatabaseReady = &ready
@@ -157,6 +166,10 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 		return
 	case o.db.configured && !o.db.ready:
 		set(conditions.Degraded, true, o.db.reason, o.db.message)
+	case len(upgradeFailed) > 0 && p.Spec.UpgradePolicy.OnFailure == appsv1alpha1.UpgradeRollback:
+		set(conditions.Degraded, true, ReasonRolledBack, fmt.Sprintf("Version %s failed on %v, rolled back; the others wait: %v", p.Spec.Version, upgradeFailed, failed))
+	case len(upgradeFailed) > 0:
+		set(conditions.Degraded, true, ReasonUpgradePaused, fmt.Sprintf("Version %s failed on %v; the upgrade is paused: %v", p.Spec.Version, upgradeFailed, failed))
 	case len(failed) > 0:
 		set(conditions.Degraded, true, ReasonComponentFailed, fmt.Sprint(failed))
 	default:

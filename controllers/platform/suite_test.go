@@ -38,7 +38,7 @@ var suite = &testenv.ControllerSuite[*platform.Reconciler]{}
 var dbServers = map[string]*testdb.Server{}
 
 func TestPlatformController(t *testing.T) {
-	testenv.RunController(t, suite, platform.Types, func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *platform.Reconciler {
+	testenv.RunController(t, suite, platform.Types(false), func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) *platform.Reconciler {
 		return &platform.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Engine: eng, CleanupTimeout: 3 * time.Second}
 	}, testenv.Around(startDatabases, stopDatabases))
 }

@@ -64,6 +64,17 @@ func Platform(p *appsv1alpha1.Platform) field.ErrorList {
 				fmt.Sprintf("%q with the platform's name is longer than %d characters, too long for its objects' names", obj, maxObjectName)))
 		}
 		errs = append(errs, validateComponent(c, cp)...)
+		errs = append(errs, validateConfig(p, &p.Spec.Components[i], cp)...)
+		errs = append(errs, validateHooks(c, cp)...)
+		errs = append(errs, validateIngress(c, cp)...)
+		errs = append(errs, validateSecretRefs(p, c, cp)...)
+	}
+	errs = append(errs, validateSecrets(p)...)
+	errs = append(errs, validateUpgradePolicy(p)...)
+	for k := range p.Spec.Values {
+		if k == "" {
+			errs = append(errs, field.Invalid(spec.Child("values"), k, "a value needs a name"))
+		}
 	}
 	for i, c := range p.Spec.Components {
 		for j, d := range c.DependsOn {
@@ -337,4 +348,166 @@ func ptrString(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// validateConfig renders the component's config templates with the
+// platform's facts, as the controller will.
+func validateConfig(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	_, bad := appsv1alpha1.RenderConfig(p, c, p.Spec.Version)
+	names := make([]string, 0, len(bad))
+	for name := range bad {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		errs = append(errs, field.Invalid(cp.Child("config").Key(name), "(template)",
+			"does not render: "+bad[name].Error()+`; write a literal {{ as {{ "{{" }}`))
+	}
+	return errs
+}
+
+func validateHooks(c appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	h := c.Hooks
+	if h == nil {
+		return nil
+	}
+	hp := cp.Child("hooks")
+	if c.Workload == appsv1alpha1.WorkloadCronJob {
+		errs = append(errs, field.Forbidden(hp, "a CronJob is never Ready or upgraded as a service is: it has no hooks"))
+	}
+	for name, j := range map[string]*appsv1alpha1.HookJob{"bootstrap": h.Bootstrap, "preUpgrade": h.PreUpgrade} {
+		if j == nil {
+			continue
+		}
+		jp := hp.Child(name)
+		if b := j.BackoffLimit; b != nil && (*b < 0 || *b > 20) {
+			errs = append(errs, field.Invalid(jp.Child("backoffLimit"), *b, "must be between 0 and 20"))
+		}
+		if d := j.ActiveDeadlineSeconds; d != nil && (*d < 1 || *d > 86400) {
+			errs = append(errs, field.Invalid(jp.Child("activeDeadlineSeconds"), *d, "must be between 1 and 86400"))
+		}
+		for k, e := range j.Env {
+			for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
+				errs = append(errs, field.Invalid(jp.Child("env").Index(k).Child("name"), e.Name, msg))
+			}
+		}
+	}
+	return errs
+}
+
+func validateIngress(c appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	in := c.Ingress
+	if in == nil {
+		return nil
+	}
+	ip := cp.Child("ingress")
+	if len(c.Ports) == 0 || c.Workload == appsv1alpha1.WorkloadCronJob {
+		errs = append(errs, field.Forbidden(ip, "the component has no Service to route to: give it ports"))
+	}
+	host := strings.TrimPrefix(in.Host, "*.")
+	if in.Host == "" {
+		errs = append(errs, field.Required(ip.Child("host"), "e.g. api.example.com"))
+	} else {
+		for _, msg := range utilvalidation.IsDNS1123Subdomain(host) {
+			errs = append(errs, field.Invalid(ip.Child("host"), in.Host, msg))
+		}
+	}
+	if in.Path != "" && !strings.HasPrefix(in.Path, "/") {
+		errs = append(errs, field.Invalid(ip.Child("path"), in.Path, "must start with /"))
+	}
+	if in.PathType != nil {
+		switch *in.PathType {
+		case "Prefix", "Exact", "ImplementationSpecific":
+		default:
+			errs = append(errs, field.NotSupported(ip.Child("pathType"), *in.PathType, []string{"Prefix", "Exact", "ImplementationSpecific"}))
+		}
+	}
+	if in.Port != "" && !slices.ContainsFunc(c.Ports, func(pt appsv1alpha1.ComponentPort) bool { return pt.Name == in.Port }) {
+		errs = append(errs, field.NotFound(ip.Child("port"), in.Port))
+	}
+	if t := in.TLS; t != nil {
+		if t.IssuerRef.Name == "" {
+			errs = append(errs, field.Required(ip.Child("tls", "issuerRef", "name"), "the cert-manager Issuer or ClusterIssuer that signs the certificate"))
+		}
+		if k := t.IssuerRef.Kind; k != "" && k != "Issuer" && k != "ClusterIssuer" {
+			errs = append(errs, field.NotSupported(ip.Child("tls", "issuerRef", "kind"), k, []string{"Issuer", "ClusterIssuer"}))
+		}
+	}
+	return errs
+}
+
+// validateSecretRefs checks that a reference to one of the Platform's
+// generated Secrets names a key it generates.
+func validateSecretRefs(p *appsv1alpha1.Platform, c appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	keys := map[string][]string{}
+	for _, s := range p.Spec.Secrets {
+		keys[p.Name+"-"+s.Name] = s.Keys
+	}
+	for j, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+			continue
+		}
+		ref := e.ValueFrom.SecretKeyRef
+		if want, ours := keys[ref.Name]; ours && !slices.Contains(want, ref.Key) {
+			errs = append(errs, field.NotFound(cp.Child("env").Index(j).Child("valueFrom", "secretKeyRef", "key"), ref.Key))
+		}
+	}
+	return errs
+}
+
+func validateSecrets(p *appsv1alpha1.Platform) field.ErrorList {
+	var errs field.ErrorList
+	sp := field.NewPath("spec", "secrets")
+	names := map[string]bool{}
+	for i, s := range p.Spec.Secrets {
+		ip := sp.Index(i)
+		if names[s.Name] {
+			errs = append(errs, field.Duplicate(ip.Child("name"), s.Name))
+		}
+		names[s.Name] = true
+		for _, msg := range utilvalidation.IsDNS1035Label(s.Name) {
+			errs = append(errs, field.Invalid(ip.Child("name"), s.Name, msg))
+		}
+		if full := p.Name + "-" + s.Name; len(full) > utilvalidation.DNS1123SubdomainMaxLength {
+			errs = append(errs, field.Invalid(ip.Child("name"), s.Name, fmt.Sprintf("the Secret name %q is too long", full)))
+		}
+		if len(s.Keys) == 0 {
+			errs = append(errs, field.Required(ip.Child("keys"), "at least one key, e.g. password"))
+		}
+		seen := map[string]bool{}
+		for j, k := range s.Keys {
+			for _, msg := range utilvalidation.IsConfigMapKey(k) {
+				errs = append(errs, field.Invalid(ip.Child("keys").Index(j), k, msg))
+			}
+			if seen[k] {
+				errs = append(errs, field.Duplicate(ip.Child("keys").Index(j), k))
+			}
+			seen[k] = true
+		}
+		if s.Length != 0 && (s.Length < 16 || s.Length > 128) {
+			errs = append(errs, field.Invalid(ip.Child("length"), s.Length, "must be between 16 and 128"))
+		}
+		if s.ReclaimPolicy != "" && s.ReclaimPolicy != "Retain" && s.ReclaimPolicy != "Delete" {
+			errs = append(errs, field.NotSupported(ip.Child("reclaimPolicy"), s.ReclaimPolicy, []string{"Retain", "Delete"}))
+		}
+	}
+	return errs
+}
+
+func validateUpgradePolicy(p *appsv1alpha1.Platform) field.ErrorList {
+	var errs field.ErrorList
+	up := field.NewPath("spec", "upgradePolicy")
+	switch p.Spec.UpgradePolicy.OnFailure {
+	case "", appsv1alpha1.UpgradePause, appsv1alpha1.UpgradeRollback:
+	default:
+		errs = append(errs, field.NotSupported(up.Child("onFailure"), p.Spec.UpgradePolicy.OnFailure, []string{"Pause", "Rollback"}))
+	}
+	if d := p.Spec.UpgradePolicy.ProgressDeadlineSeconds; d != nil && (*d < 10 || *d > 86400) {
+		errs = append(errs, field.Invalid(up.Child("progressDeadlineSeconds"), *d, "must be between 10 and 86400"))
+	}
+	return errs
 }

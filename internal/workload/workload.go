@@ -22,6 +22,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -145,4 +146,21 @@ func replicas(r *int32) int32 {
 		return 1
 	}
 	return *r
+}
+
+// JobResult reads a Job's outcome: done is false while it runs; reason
+// and message say why it failed.
+func JobResult(job *batchv1.Job) (done, succeeded bool, reason, message string) {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, true, "", c.Message
+		case batchv1.JobFailed:
+			return true, false, c.Reason, c.Message
+		}
+	}
+	return false, false, "", ""
 }

@@ -14,7 +14,10 @@
 
 package v1alpha1
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
 
 // DefaultPlatform fills in the per-component defaults that do not depend
 // on other fields of the spec. The tag is not filled in: an empty tag
@@ -66,8 +69,58 @@ func DefaultPlatform(p *Platform) {
 				s.ReclaimPolicy = "Retain"
 			}
 		}
+		if in := c.Ingress; in != nil {
+			if in.Path == "" {
+				in.Path = "/"
+			}
+			if in.PathType == nil {
+				pt := networkingv1.PathTypePrefix
+				in.PathType = &pt
+			}
+			if in.TLS != nil && in.TLS.IssuerRef.Kind == "" {
+				in.TLS.IssuerRef.Kind = "Issuer"
+			}
+		}
+		if h := c.Hooks; h != nil {
+			for _, j := range []*HookJob{h.Bootstrap, h.PreUpgrade} {
+				if j == nil {
+					continue
+				}
+				if j.BackoffLimit == nil {
+					b := DefaultHookBackoffLimit
+					j.BackoffLimit = &b
+				}
+				if j.ActiveDeadlineSeconds == nil {
+					d := DefaultHookDeadlineSeconds
+					j.ActiveDeadlineSeconds = &d
+				}
+			}
+		}
+	}
+	for i := range p.Spec.Secrets {
+		s := &p.Spec.Secrets[i]
+		if s.Length == 0 {
+			s.Length = DefaultSecretLength
+		}
+		if s.ReclaimPolicy == "" {
+			s.ReclaimPolicy = "Retain"
+		}
+	}
+	if p.Spec.UpgradePolicy.OnFailure == "" {
+		p.Spec.UpgradePolicy.OnFailure = UpgradePause
+	}
+	if p.Spec.UpgradePolicy.ProgressDeadlineSeconds == nil {
+		d := DefaultProgressDeadlineSeconds
+		p.Spec.UpgradePolicy.ProgressDeadlineSeconds = &d
 	}
 }
+
+// The defaults of hooks and generated secrets.
+const (
+	DefaultHookBackoffLimit    int32 = 2
+	DefaultHookDeadlineSeconds int64 = 600
+	DefaultSecretLength        int32 = 32
+)
 
 // HasReplicas reports whether replicas means something for a workload.
 func HasReplicas(w WorkloadType) bool {

@@ -16,8 +16,11 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 )
 
 const (
@@ -30,7 +33,38 @@ const (
 	// PlatformConfigHashAnnotation on a component's pod template is a
 	// digest of its config files: a config change rolls the component.
 	PlatformConfigHashAnnotation = "apps.kubeforge.io/config-hash"
+	// PlatformSecretsVersionAnnotation on a component's pod template is a
+	// digest of the versions of the Platform's generated Secrets it
+	// references: a rotation rolls the component.
+	PlatformSecretsVersionAnnotation = "apps.kubeforge.io/secrets-version"
+	// RotateSecretAnnotation on a Platform names generated secrets
+	// (spec.secrets[].name, comma-separated) whose values the operator
+	// replaces with new random ones; the components that use them roll,
+	// and the operator removes the annotation.
+	RotateSecretAnnotation = "kubeforge.io/rotate-secret"
+	// PlatformHookLabel is set on a hook Job and its pods: bootstrap or
+	// preUpgrade.
+	PlatformHookLabel = "apps.kubeforge.io/hook"
 )
+
+// UpgradeFailurePolicy is what happens when a component fails to move to
+// a new version.
+// +kubebuilder:validation:Enum=Pause;Rollback
+type UpgradeFailurePolicy string
+
+// The upgrade failure policies.
+const (
+	// UpgradePause stops moving other components to the new version and
+	// reports the failure; the failed component stays as it is.
+	UpgradePause UpgradeFailurePolicy = "Pause"
+	// UpgradeRollback returns the failed component to the image it ran
+	// before, and stops moving the others.
+	UpgradeRollback UpgradeFailurePolicy = "Rollback"
+)
+
+// DefaultProgressDeadlineSeconds is upgradePolicy.progressDeadlineSeconds
+// when it is not given (the Deployment default).
+const DefaultProgressDeadlineSeconds int32 = 600
 
 // WorkloadType is the kind of workload a component runs as.
 // +kubebuilder:validation:Enum=Deployment;StatefulSet;DaemonSet;CronJob
@@ -75,6 +109,26 @@ type PlatformSpec struct {
 	// user. The server's admin credentials stay in a Secret.
 	// +optional
 	Database *PlatformDatabase `json:"database,omitempty"`
+
+	// values are platform-wide settings (name → value) that components'
+	// config templates read as {{ .Values.<name> }}.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=128
+	Values map[string]string `json:"values,omitempty"`
+
+	// secrets are generated once, from a cryptographic random source, into
+	// Secrets named <platform>-<name> that components reference through
+	// env valueFrom.secretKeyRef. Annotate the Platform with
+	// kubeforge.io/rotate-secret: <name>[,<name>] to replace the values.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	Secrets []PlatformSecret `json:"secrets,omitempty"`
+
+	// upgradePolicy says how a version bump that fails is handled.
+	// +optional
+	UpgradePolicy PlatformUpgradePolicy `json:"upgradePolicy,omitempty"`
 
 	// components of the platform, each run as its own workload.
 	// +kubebuilder:validation:MinItems=1
@@ -160,8 +214,15 @@ type PlatformComponent struct {
 	Service ComponentService `json:"service,omitempty"`
 
 	// config holds files (name → content) mounted read-only at
-	// /etc/<component>/. Their digest is in the pod template, so a change
-	// rolls the component.
+	// /etc/<component>/. Each content is a Go text/template rendered with
+	// the platform's facts: {{ .Platform.Name }}, {{ .Platform.Namespace }},
+	// {{ .Platform.Version }}, {{ .Values.<key> }}, other components'
+	// Service addresses ({{ service "api" "http" }} → host:port,
+	// {{ (index .Components "api").Host }}) and the component's own
+	// database ({{ .Database.Host }}, .Port, .Name, .User; never the
+	// password). A literal {{ is written {{ "{{" }}. The digest of the
+	// rendered files is in the pod template, so a change rolls the
+	// component.
 	// +optional
 	Config map[string]string `json:"config,omitempty"`
 
@@ -214,6 +275,164 @@ type PlatformComponent struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	DependsOn []string `json:"dependsOn,omitempty"`
+
+	// ingress routes a host (and path) to one of the component's ports
+	// from outside the cluster.
+	// +optional
+	Ingress *ComponentIngress `json:"ingress,omitempty"`
+
+	// hooks are Jobs run at points of the component's life: bootstrap once
+	// after it is first Ready, preUpgrade before it moves to a new image.
+	// +optional
+	Hooks *ComponentHooks `json:"hooks,omitempty"`
+}
+
+// ComponentIngress is the Ingress of a component.
+type ComponentIngress struct {
+	// host name the component is reached at, e.g. api.example.com.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Host string `json:"host"`
+
+	// path routed to the component. Defaults to /.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/`
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// pathType: Prefix (the default), Exact or ImplementationSpecific.
+	// +kubebuilder:validation:Enum=Prefix;Exact;ImplementationSpecific
+	// +optional
+	PathType *networkingv1.PathType `json:"pathType,omitempty"`
+
+	// port is the name of the component's port the Ingress sends traffic
+	// to. Defaults to its first port.
+	// +kubebuilder:validation:MaxLength=15
+	// +optional
+	Port string `json:"port,omitempty"`
+
+	// className is the IngressClass; empty uses the cluster's default.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ClassName *string `json:"className,omitempty"`
+
+	// annotations of the Ingress, for the ingress controller.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// tls, when set, serves the host over HTTPS with a certificate from
+	// cert-manager, in the Secret <platform>-<component>-tls.
+	// +optional
+	TLS *ComponentTLS `json:"tls,omitempty"`
+}
+
+// ComponentTLS serves a component's host over HTTPS.
+type ComponentTLS struct {
+	// issuerRef names the cert-manager Issuer or ClusterIssuer that signs
+	// the Certificate for the host.
+	// +required
+	IssuerRef idev1alpha1.IssuerReference `json:"issuerRef"`
+}
+
+// ComponentHooks are a component's lifecycle Jobs.
+type ComponentHooks struct {
+	// bootstrap runs once, after the component is first Ready (e.g. to
+	// create an admin user). The component counts as Ready, and its
+	// dependents start, once it succeeded.
+	// +optional
+	Bootstrap *HookJob `json:"bootstrap,omitempty"`
+
+	// preUpgrade runs with the new image before the component moves to it
+	// (e.g. a schema migration), once per image. If it fails, the
+	// component stays on its image and is Failed, and the upgrade stops
+	// as upgradePolicy.onFailure says.
+	// +optional
+	PreUpgrade *HookJob `json:"preUpgrade,omitempty"`
+}
+
+// HookJob is one lifecycle Job. It runs the component's image (the new one
+// for preUpgrade) with the component's env, config, generated secrets and
+// database Secret.
+type HookJob struct {
+	// command of the container; the image's entrypoint when empty.
+	// +optional
+	// +listType=atomic
+	Command []string `json:"command,omitempty"`
+
+	// args of the container.
+	// +optional
+	// +listType=atomic
+	Args []string `json:"args,omitempty"`
+
+	// env added to the component's env for this Job.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// backoffLimit is how many times a failed pod is retried before the
+	// Job fails. Defaults to 2.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	// +optional
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// activeDeadlineSeconds bounds the Job's run. Defaults to 600.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+}
+
+// PlatformSecret is a Secret of generated values.
+type PlatformSecret struct {
+	// name of the secret, a DNS label; its Secret is <platform>-<name>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// keys of the Secret; each gets its own random value. Keys added later
+	// are generated; values of existing keys never change (but on rotation).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +required
+	Keys []string `json:"keys"`
+
+	// length of each value in characters (letters and digits). Defaults to 32.
+	// +kubebuilder:validation:Minimum=16
+	// +kubebuilder:validation:Maximum=128
+	// +optional
+	Length int32 `json:"length,omitempty"`
+
+	// reclaimPolicy: Retain (the default) keeps the Secret when the secret
+	// is removed from the spec or the Platform is deleted, so data written
+	// with its values stays usable; a Platform of the same name takes it
+	// back. Delete removes it with the Platform.
+	// +kubebuilder:validation:Enum=Retain;Delete
+	// +optional
+	ReclaimPolicy string `json:"reclaimPolicy,omitempty"`
+}
+
+// PlatformUpgradePolicy is how a version bump that fails is handled.
+type PlatformUpgradePolicy struct {
+	// onFailure: Pause (the default) stops moving other components to the
+	// new version and reports the failed one; Rollback also returns the
+	// failed component to the image it ran before. A component has failed
+	// when its workload does not progress within progressDeadlineSeconds
+	// or its preUpgrade Job failed.
+	// +optional
+	OnFailure UpgradeFailurePolicy `json:"onFailure,omitempty"`
+
+	// progressDeadlineSeconds is how long a Deployment component may take
+	// to make progress before it counts as failed. Defaults to 600.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=86400
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 }
 
 // DatabaseEngine is the kind of database server.
@@ -420,6 +639,21 @@ type ComponentStatus struct {
 	// with the password of its Secret; unset when it has no database.
 	// +optional
 	DatabaseReady *bool `json:"databaseReady,omitempty"`
+	// url the component is reached at through its Ingress.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// bootstrapped is true once the component's bootstrap Job succeeded;
+	// it never runs again.
+	// +optional
+	Bootstrapped bool `json:"bootstrapped,omitempty"`
+	// previousImage is the image the component ran before its last move
+	// to a new image; a Rollback returns it there.
+	// +optional
+	PreviousImage string `json:"previousImage,omitempty"`
+	// failedImage is an image the component failed to move to and was
+	// rolled back from; it does not try it again until the target changes.
+	// +optional
+	FailedImage string `json:"failedImage,omitempty"`
 	// message says what the component waits for or what went wrong.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -218,14 +218,20 @@ const PasswordLength = 32
 
 // GeneratePassword returns PasswordLength characters from crypto/rand.
 func GeneratePassword() (string, error) {
-	b := make([]byte, PasswordLength)
+	return GenerateSecret(PasswordLength)
+}
+
+// GenerateSecret is a random string of n letters and digits, from
+// crypto/rand.
+func GenerateSecret(n int) (string, error) {
+	b := make([]byte, n)
 	max := big.NewInt(int64(len(passwordAlphabet)))
 	for i := range b {
-		n, err := rand.Int(rand.Reader, max)
+		k, err := rand.Int(rand.Reader, max)
 		if err != nil {
-			return "", fmt.Errorf("generating a password: %w", err)
+			return "", fmt.Errorf("generating a secret: %w", err)
 		}
-		b[i] = passwordAlphabet[n.Int64()]
+		b[i] = passwordAlphabet[k.Int64()]
 	}
 	return string(b), nil
 }

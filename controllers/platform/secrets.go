@@ -1,0 +1,141 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package platform
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/platform/database"
+	"github.com/kubeforge/kubeforge/internal/engine"
+)
+
+// ReasonSecretRotated is the event of a generated secret's new values.
+const ReasonSecretRotated = "SecretRotated"
+
+// annotationList is the comma-separated list an annotation of p holds.
+func annotationList(p *appsv1alpha1.Platform, key string) []string {
+	v, ok := p.Annotations[key]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, name := range strings.Split(v, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// clearAnnotation removes a request annotation once it was carried out,
+// with the resourceVersion read: a request made meanwhile is not lost (the
+// conflict brings a retry, which carries it out again).
+func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platform, key string) error {
+	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	delete(p.Annotations, key)
+	if err := r.Client.Patch(ctx, p, patch); err != nil {
+		return fmt.Errorf("removing the %s annotation: %w", key, err)
+	}
+	return nil
+}
+
+// generatedSecrets makes the Secrets of spec.secrets hold a value for
+// every key: values are generated once and kept, new keys get new values,
+// and the secrets the rotate annotation names get all new values. It
+// returns the resourceVersion of each by Secret name, which rolls the
+// components that reference them when it changes. The desired Secrets go
+// into o.secrets; Apply writes them with the rest.
+func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platform, o *observed) (map[string]string, error) {
+	log := logf.FromContext(ctx)
+	rotate := annotationList(p, appsv1alpha1.RotateSecretAnnotation)
+	versions := map[string]string{}
+	for i := range p.Spec.Secrets {
+		s := &p.Spec.Secrets[i]
+		name := GeneratedSecretName(p, s.Name)
+		live := &corev1.Secret{}
+		switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, live); {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading the Secret %s: %w", name, err)
+		}
+		values := map[string]string{}
+		// Only values of a Secret this Platform made are kept; one that is
+		// someone else's is never read (Apply reports the conflict).
+		if live != nil && r.ours(p, live, s.Name) && !slices.Contains(rotate, s.Name) {
+			for k, v := range live.Data {
+				values[k] = string(v)
+			}
+		}
+		for _, k := range s.Keys {
+			if values[k] != "" {
+				continue
+			}
+			v, err := database.GenerateSecret(int(s.Length))
+			if err != nil {
+				return nil, err
+			}
+			values[k] = v
+		}
+		o.secrets = append(o.secrets, GeneratedSecret(p, s, values))
+		if live != nil {
+			versions[name] = live.ResourceVersion
+		}
+	}
+	if len(rotate) == 0 {
+		return versions, nil
+	}
+	// A rotation is written now, so its new version rolls the components
+	// in this reconcile; the annotation goes once it is written.
+	res, err := r.Engine.Apply(ctx, p, o.secrets)
+	if err != nil {
+		return nil, fmt.Errorf("writing the rotated Secrets: %w", err)
+	}
+	for _, name := range rotate {
+		if !slices.ContainsFunc(p.Spec.Secrets, func(s appsv1alpha1.PlatformSecret) bool { return s.Name == name }) {
+			r.Engine.Warn(p, "RotationIgnored", "RotateSecret", "spec.secrets has no %s; nothing to rotate", name)
+			continue
+		}
+		log.Info("Rotated a generated secret", "secret", name)
+		r.Engine.Event(p, ReasonSecretRotated, "RotateSecret", "New values in the Secret %s; the components that use it roll", GeneratedSecretName(p, name))
+	}
+	for _, obj := range o.secrets {
+		live := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: obj.GetName()}}
+		if res.LiveObject(r.Engine.Scheme, live) {
+			versions[obj.GetName()] = live.ResourceVersion
+		}
+	}
+	return versions, r.clearAnnotation(ctx, p, appsv1alpha1.RotateSecretAnnotation)
+}
+
+// ours: the Secret is this Platform's, owned or retained for it.
+func (r *Reconciler) ours(p *appsv1alpha1.Platform, s *corev1.Secret, name string) bool {
+	if metav1.IsControlledBy(s, p) {
+		return true
+	}
+	a := s.GetAnnotations()
+	return a[engine.AnnotationRetain] == "true" && a[engine.AnnotationRetainedFor] == "Platform/"+p.Name+"/secret="+name
+}
