@@ -43,8 +43,8 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
-	"github.com/kubeforge/kubeforge/internal/workload"
 	"github.com/kubeforge/kubeforge/internal/validation"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // Types are the objects a KubernetesCluster's controller owns and reads:

@@ -117,7 +117,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 		l := o.live[c.Name]
 		cs := appsv1alpha1.ComponentStatus{Name: s.Name, Phase: s.Phase, Image: s.Image, Message: s.Message,
 			Replicas: l.Replicas, ReadyReplicas: l.ReadyReplicas, URL: URL(c),
-			Bootstrapped: s.Bootstrapped && c.Hooks != nil && c.Hooks.Bootstrap != nil && l.Exists,
+			Bootstrapped:  s.Bootstrapped && c.Hooks != nil && c.Hooks.Bootstrap != nil && l.Exists,
 			PreviousImage: s.PreviousImage, FailedImage: s.FailedImage}
 		if s.UpgradeFailed {
 			upgradeFailed = append(upgradeFailed, s.Name)
