@@ -9,7 +9,8 @@
 #       here nginx from Debian testing (1.27.3 or later: `resolve` on upstream
 #       servers) with its stream module; the name is the one our API defaults
 #       to, so Balancers run unchanged
-#   kubeforge.test/echoserver:v1           the test backend (hack/echoserver)
+#   kubeforge.test/echoserver:v1           the test backend (hack/echoserver);
+#       :v2 the same, :unready one that never answers on :8080
 #
 # Usage: hack/images.sh [manager|nginx|echoserver]...   (default: all)
 # Env:   IMG, VERSION, REGISTRY (default: hack/real-node.sh registry)
@@ -51,7 +52,14 @@ echoserver() {
   CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$OUT/echoserver/echoserver" ./hack/echoserver
   ociimage -ref "$ECHOSERVER_IMAGE" -out "$OUT/echoserver.tar" -user 65532:65532 \
     -entrypoint /echoserver -entrypoint serve "$OUT/echoserver/echoserver=/echoserver"
-  log "test backend image $ECHOSERVER_IMAGE pushed"
+  # The same under a second version, for upgrades; and one that runs but
+  # never answers on :8080 (its readiness probe never passes), for
+  # upgrades that fail.
+  ociimage -ref "${ECHOSERVER_IMAGE%:*}:v2" -out "$OUT/echoserver-v2.tar" -user 65532:65532 \
+    -entrypoint /echoserver -entrypoint serve "$OUT/echoserver/echoserver=/echoserver"
+  ociimage -ref "${ECHOSERVER_IMAGE%:*}:unready" -out "$OUT/echoserver-unready.tar" -user 65532:65532 \
+    -entrypoint /echoserver -entrypoint serve -entrypoint -addr -entrypoint :9999 "$OUT/echoserver/echoserver=/echoserver"
+  log "test backend images $ECHOSERVER_IMAGE, :v2 and :unready pushed"
 }
 
 # nginx_rootfs assembles a root file system from Debian packages

@@ -15,6 +15,7 @@
 package platform_test
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -257,6 +259,149 @@ var _ = Describe("Platform Controller", func() {
 		}
 		Expect(suite.Counting.Writes()).To(BeEmpty())
 		Consistently(suite.Counting.Writes, "2s").Should(BeEmpty())
+	})
+
+	It("should generate secrets, render config templates, expose an Ingress, run the bootstrap Job once, and then make zero writes", func() {
+		p := newPlatform("full", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "db", Ports: []appsv1alpha1.ComponentPort{{Name: "pg", Port: 5432}},
+				Env: []corev1.EnvVar{{Name: "ADMIN_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "full-admin"}, Key: "password"}}}},
+				Hooks: &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"/bin/create-admin"}}}},
+			appsv1alpha1.PlatformComponent{Name: "api", DependsOn: []string{"db"}, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+				Config: map[string]string{"api.conf": "db={{ service \"db\" \"pg\" }}\nversion={{ .Platform.Version }}\nregion={{ .Values.region }}\n"},
+				Ingress: &appsv1alpha1.ComponentIngress{Host: "api.example.com", Path: "/v1"}},
+		)
+		p.Spec.Values = map[string]string{"region": "eu-west"}
+		p.Spec.Secrets = []appsv1alpha1.PlatformSecret{{Name: "admin", Keys: []string{"password", "token"}, Length: 24}}
+		Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+
+		secret := &corev1.Secret{}
+		Eventually(exists(secret, "full-admin")).Should(Succeed())
+		Expect(secret.Data["password"]).To(HaveLen(24))
+		Expect(secret.Data["token"]).To(HaveLen(24))
+		Expect(secret.Data["password"]).NotTo(Equal(secret.Data["token"]))
+		Expect(secret.Annotations).To(HaveKeyWithValue("kubeforge.io/retain-on-delete", "true"))
+		password := string(secret.Data["password"])
+
+		// db is Ready: its bootstrap Job runs; api waits for it.
+		Eventually(exists(&appsv1.Deployment{}, "full-db")).Should(Succeed(), func() string { return fmt.Sprintf("%+v", getPlatform("full")(Default).Status) })
+		makeReady("full-db")
+		job := &batchv1.Job{}
+		Eventually(exists(job, "full-db-bootstrap")).Should(Succeed(), func() string { return fmt.Sprintf("%+v", getPlatform("full")(Default).Status) })
+		Expect(job.Spec.Template.Spec.Containers[0].Command).To(Equal([]string{"/bin/create-admin"}))
+		Expect(job.Spec.Template.Spec.Containers[0].Env).To(ContainElement(HaveField("Name", "ADMIN_PASSWORD")))
+		Expect(job.Spec.Template.Labels).NotTo(HaveKey(appsv1alpha1.PlatformComponentLabel))
+		Eventually(componentPhase("full", "db")).Should(Equal(appsv1alpha1.ComponentDeploying))
+		Consistently(gone(&appsv1.Deployment{}, "full-api"), "1s").Should(BeTrue())
+
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+		now := metav1.Now()
+		job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = &now, &now, 1
+		Expect(suite.Client.Status().Update(suite.Ctx, job)).To(Succeed())
+		Eventually(componentPhase("full", "db")).Should(Equal(appsv1alpha1.ComponentReady))
+		Eventually(exists(&appsv1.Deployment{}, "full-api")).Should(Succeed())
+		makeReady("full-api")
+		Eventually(componentPhase("full", "api")).Should(Equal(appsv1alpha1.ComponentReady))
+
+		cm := &corev1.ConfigMap{}
+		Expect(suite.Client.Get(suite.Ctx, key("full-api-config"), cm)).To(Succeed())
+		Expect(cm.Data["api.conf"]).To(Equal("db=full-db.default.svc:5432\nversion=1.0.0\nregion=eu-west\n"))
+		ing := &networkingv1.Ingress{}
+		Expect(suite.Client.Get(suite.Ctx, key("full-api"), ing)).To(Succeed())
+		Expect(ing.Spec.Rules[0].Host).To(Equal("api.example.com"))
+		Expect(ing.Spec.Rules[0].HTTP.Paths[0].Path).To(Equal("/v1"))
+		Expect(ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Name).To(Equal("http"))
+		st := getPlatform("full")(Default).Status
+		Expect(st.Components[0].Bootstrapped).To(BeTrue())
+		Expect(st.Components[1].URL).To(Equal("http://api.example.com/v1"))
+
+		// At rest, with every feature in use: nothing is written.
+		settled()
+		suite.Counting.Reset()
+		for range 3 {
+			_, err := suite.Reconciler.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("full")})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(suite.Counting.Writes()).To(BeEmpty())
+
+		// A values change re-renders the config and rolls api.
+		hash := func(g Gomega) string {
+			d := &appsv1.Deployment{}
+			g.Expect(suite.Client.Get(suite.Ctx, key("full-api"), d)).To(Succeed())
+			return d.Spec.Template.Annotations[appsv1alpha1.PlatformConfigHashAnnotation]
+		}
+		before := hash(Default)
+		update("full", func(p *appsv1alpha1.Platform) { p.Spec.Values["region"] = "us-east" })
+		Eventually(hash).ShouldNot(Equal(before))
+
+		// Rotation: new values, db rolls, the annotation goes.
+		dbVersion := func(g Gomega) string {
+			d := &appsv1.Deployment{}
+			g.Expect(suite.Client.Get(suite.Ctx, key("full-db"), d)).To(Succeed())
+			return d.Spec.Template.Annotations[appsv1alpha1.PlatformSecretsVersionAnnotation]
+		}
+		rolledFrom := dbVersion(Default)
+		Expect(rolledFrom).NotTo(BeEmpty())
+		update("full", func(p *appsv1alpha1.Platform) {
+			p.Annotations = map[string]string{appsv1alpha1.RotateSecretAnnotation: "admin"}
+		})
+		Eventually(func(g Gomega) string {
+			g.Expect(suite.Client.Get(suite.Ctx, key("full-admin"), secret)).To(Succeed())
+			return string(secret.Data["password"])
+		}).ShouldNot(Equal(password))
+		Eventually(dbVersion).ShouldNot(Equal(rolledFrom))
+		Eventually(func(g Gomega) map[string]string { return getPlatform("full")(g).Annotations }).ShouldNot(HaveKey(appsv1alpha1.RotateSecretAnnotation))
+		// The bootstrap Job is never run again.
+		Expect(suite.Client.Get(suite.Ctx, key("full-db-bootstrap"), job)).To(Succeed())
+		Expect(job.Status.Succeeded).To(Equal(int32(1)))
+
+		// The ingress removed: pruned.
+		update("full", func(p *appsv1alpha1.Platform) { p.Spec.Components[1].Ingress = nil })
+		Eventually(gone(&networkingv1.Ingress{}, "full-api")).Should(BeTrue())
+	})
+
+	It("should run the preUpgrade Job with the new image first, and hold the move and the dependents when it fails", func() {
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("migrate", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "db", Hooks: &appsv1alpha1.ComponentHooks{PreUpgrade: &appsv1alpha1.HookJob{Args: []string{"migrate"}}}},
+			appsv1alpha1.PlatformComponent{Name: "api", DependsOn: []string{"db"}},
+		))).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, "migrate-db")).Should(Succeed())
+		makeReady("migrate-db")
+		Eventually(exists(&appsv1.Deployment{}, "migrate-api")).Should(Succeed())
+		makeReady("migrate-api")
+		Eventually(componentPhase("migrate", "api")).Should(Equal(appsv1alpha1.ComponentReady))
+
+		update("migrate", func(p *appsv1alpha1.Platform) { p.Spec.Version = "2.0.0" })
+		var job *batchv1.Job
+		Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(suite.Client.List(suite.Ctx, jobs, client.InNamespace("default"), client.MatchingLabels{appsv1alpha1.PlatformHookLabel: "pre-upgrade"})).To(Succeed())
+			g.Expect(jobs.Items).To(HaveLen(1))
+			job = &jobs.Items[0]
+		}).Should(Succeed())
+		Expect(job.Name).To(HavePrefix("migrate-db-pre-upgrade-"))
+		Expect(job.Spec.Template.Spec.Containers[0].Image).To(Equal("reg.example.com/acme/db:2.0.0"))
+		Expect(job.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"migrate"}))
+		Consistently(image("migrate-db"), "1s").Should(Equal("reg.example.com/acme/db:1.0.0"))
+
+		now := metav1.Now()
+		job.Status.StartTime = &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+		job.Status.Failed = 3
+		Expect(suite.Client.Status().Update(suite.Ctx, job)).To(Succeed())
+		Eventually(componentPhase("migrate", "db")).Should(Equal(appsv1alpha1.ComponentFailed))
+		p := getPlatform("migrate")(Default)
+		Expect(p.Status.Components[0].Message).To(ContainSubstring("BackoffLimitExceeded"))
+		Expect(p.Status.Version).To(Equal("1.0.0"))
+		d := meta.FindStatusCondition(p.Status.Conditions, conditions.Degraded)
+		Expect(d).NotTo(BeNil())
+		Expect(d.Reason).To(Equal("UpgradePaused"))
+		Consistently(image("migrate-db"), "1s").Should(Equal("reg.example.com/acme/db:1.0.0"))
+		Expect(image("migrate-api")(Default)).To(Equal("reg.example.com/acme/api:1.0.0"))
 	})
 
 	It("should report a dependency cycle that got past admission as Degraded and create nothing", func() {

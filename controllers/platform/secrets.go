@@ -67,7 +67,7 @@ func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platfo
 // and the secrets the rotate annotation names get all new values. It
 // returns the resourceVersion of each by Secret name, which rolls the
 // components that reference them when it changes. The desired Secrets go
-// into o.secrets; Apply writes them with the rest.
+// into o.secrets too, so that the Apply of everything keeps them.
 func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platform, o *observed) (map[string]string, error) {
 	log := logf.FromContext(ctx)
 	rotate := annotationList(p, appsv1alpha1.RotateSecretAnnotation)
@@ -101,18 +101,31 @@ func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platf
 			values[k] = v
 		}
 		o.secrets = append(o.secrets, GeneratedSecret(p, s, values))
-		if live != nil {
-			versions[name] = live.ResourceVersion
+	}
+	if len(o.secrets) == 0 {
+		return versions, nil
+	}
+	// Written first, so that the components get the version they will
+	// run with in this reconcile, not a roll right after they start.
+	// Unchanged Secrets cost no write.
+	// Apply fills in what it sets on the objects it is given: copies, so
+	// that o.secrets can be applied again with the rest.
+	first := make([]client.Object, len(o.secrets))
+	for i, obj := range o.secrets {
+		first[i] = obj.DeepCopyObject().(client.Object)
+	}
+	res, err := r.Engine.Apply(ctx, p, first)
+	if err != nil {
+		return nil, fmt.Errorf("writing the generated Secrets: %w", err)
+	}
+	for _, obj := range o.secrets {
+		live := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: obj.GetName()}}
+		if res.LiveObject(r.Engine.Scheme, live) {
+			versions[obj.GetName()] = live.ResourceVersion
 		}
 	}
 	if len(rotate) == 0 {
 		return versions, nil
-	}
-	// A rotation is written now, so its new version rolls the components
-	// in this reconcile; the annotation goes once it is written.
-	res, err := r.Engine.Apply(ctx, p, o.secrets)
-	if err != nil {
-		return nil, fmt.Errorf("writing the rotated Secrets: %w", err)
 	}
 	for _, name := range rotate {
 		if !slices.ContainsFunc(p.Spec.Secrets, func(s appsv1alpha1.PlatformSecret) bool { return s.Name == name }) {
@@ -121,12 +134,6 @@ func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platf
 		}
 		log.Info("Rotated a generated secret", "secret", name)
 		r.Engine.Event(p, ReasonSecretRotated, "RotateSecret", "New values in the Secret %s; the components that use it roll", GeneratedSecretName(p, name))
-	}
-	for _, obj := range o.secrets {
-		live := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: obj.GetName()}}
-		if res.LiveObject(r.Engine.Scheme, live) {
-			versions[obj.GetName()] = live.ResourceVersion
-		}
 	}
 	return versions, r.clearAnnotation(ctx, p, appsv1alpha1.RotateSecretAnnotation)
 }

@@ -55,7 +55,7 @@ func backendDeployment(name string) *appsv1.Deployment {
 						Name:  "echo",
 						Image: echoImage,
 						Env:   []corev1.EnvVar{{Name: "NAME", Value: name}},
-						Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 						ReadinessProbe: &corev1.Probe{
 							ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}},
 							PeriodSeconds: 1,
@@ -172,7 +172,7 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 					{Name: "b", Weight: ptr.To(int32(30)), Selector: map[string]string{"version": "b"}},
 					{Name: "c", Weight: ptr.To(int32(50)), Selector: map[string]string{"version": "c"}},
 				},
-				Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: 8080}},
+				Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: new(intstr.FromString("http"))}},
 				Replicas: ptr.To(int32(2)),
 			},
 		}
@@ -281,5 +281,94 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		appendArtifact("figures.txt", fmt.Sprintf("backend Service made again: traffic back %.1fs after its new ClusterIP\n", time.Since(t0).Seconds()))
 		Expect(rolledOut()).To(Equal(proxies), "the proxy Pods are the same")
 		Expect(restarts()).To(Equal(before), "no proxy container restarted")
+	})
+
+	It("takes a backend whose pods stop answering out without a failed request, and gives it its share back when they answer", func() {
+		rolledOut()
+		scaleB := func(n int32) {
+			Eventually(func() error {
+				d := &appsv1.Deployment{}
+				if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-b"}, d); err != nil {
+					return err
+				}
+				d.Spec.Replicas = ptr.To(n)
+				return k8sClient.Update(ctx, d)
+			}).Should(Succeed())
+			Eventually(func(g Gomega) {
+				d := &appsv1.Deployment{}
+				g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-b"}, d)).To(Succeed())
+				g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))
+				g.Expect(d.Status.Replicas).To(Equal(n))
+				g.Expect(d.Status.ReadyReplicas).To(Equal(n))
+				pods := &corev1.PodList{}
+				g.Expect(k8sClient.List(ctx, pods, client.InNamespace(balancerNS), client.MatchingLabels{"app": "web", "version": "b"})).To(Succeed())
+				g.Expect(pods.Items).To(HaveLen(int(n)))
+			}, "2m", "500ms").Should(Succeed())
+		}
+		By("b's pods are gone: its Service refuses connections")
+		scaleB(0)
+		counts, errors := get(frontend, 1000)
+		appendArtifact("figures.txt", fmt.Sprintf("backend b stopped answering (weights 50/30/20, passive health 3 failures/10s): 1000 requests, %d failed, a %d, b %d, c %d\n",
+			len(errors), counts["a"], counts["b"], counts["c"]))
+		Expect(errors).To(BeEmpty(), "the attempts on b are retried on the others")
+		Expect(counts["b"]).To(BeZero())
+		Expect(100 * float64(counts["a"]) / 1000).To(BeNumerically("~", 100*50.0/70, 4), "b's share goes to a and c by their weights")
+
+		By("b answers again: it gets its share back within failTimeout")
+		scaleB(1)
+		t0 := time.Now()
+		Eventually(func() string { name, _ := getOne(frontend); return name }, "30s", "100ms").Should(Equal("b"))
+		back := time.Since(t0)
+		counts, errors = get(frontend, 2000)
+		split := expectSplit(counts, errors, 2000, map[string]int{"a": 50, "b": 30, "c": 20})
+		appendArtifact("figures.txt", fmt.Sprintf("backend b answering again: first request %.1fs after its pod was Ready; then %s\n", back.Seconds(), split))
+		Expect(back).To(BeNumerically("<", 20*time.Second), "failTimeout is 10s")
+	})
+
+	It("keeps every connection of a client address on one backend with sessionAffinity ClientIP", func() {
+		before := rolledOut()
+		Eventually(func() error {
+			b := &networkingv1alpha1.Balancer{}
+			if err := k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web"}, b); err != nil {
+				return err
+			}
+			b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
+			return k8sClient.Update(ctx, b)
+		}).Should(Succeed())
+		Eventually(func() []string { return rolledOut() }, "3m", "1s").ShouldNot(Equal(before))
+
+		// Six client Pods, each its own source address.
+		clients := backendDeployment("client")
+		clients.Name = "clients"
+		clients.Spec.Replicas = ptr.To(int32(6))
+		for _, l := range []map[string]string{clients.Spec.Selector.MatchLabels, clients.Spec.Template.Labels} {
+			l["app"], l["version"] = "client", "client"
+		}
+		Expect(k8sClient.Create(ctx, clients)).To(Succeed())
+		var pods []corev1.Pod
+		Eventually(func(g Gomega) {
+			list := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, list, client.InNamespace(balancerNS), client.MatchingLabels{"app": "client"})).To(Succeed())
+			pods = nil
+			for _, p := range list.Items {
+				if p.DeletionTimestamp == nil && podReady(p) {
+					pods = append(pods, p)
+				}
+			}
+			g.Expect(pods).To(HaveLen(6))
+		}, "2m", "1s").Should(Succeed())
+		var lines []string
+		for _, p := range pods {
+			out, err := kubectl("-n", balancerNS, "exec", p.Name, "--", "/echoserver", "get", "-n", "30", frontend)
+			Expect(err).NotTo(HaveOccurred())
+			got := strings.Fields(strings.ReplaceAll(strings.TrimSpace(out), "\n", " "))
+			// "30 <backend> errors 0": all 30 on one backend, none failed.
+			Expect(got).To(HaveLen(4), "client %s (%s) was spread over backends: %q", p.Name, p.Status.PodIP, out)
+			Expect(got[0]).To(Equal("30"))
+			Expect(got[2:]).To(Equal([]string{"errors", "0"}))
+			lines = append(lines, p.Status.PodIP+"→"+got[1])
+		}
+		sort.Strings(lines)
+		appendArtifact("figures.txt", "ClientIP affinity, 6 client Pods × 30 requests, each on one backend: "+strings.Join(lines, ", ")+"\n")
 	})
 })
