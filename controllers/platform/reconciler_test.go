@@ -268,7 +268,7 @@ var _ = Describe("Platform Controller", func() {
 					LocalObjectReference: corev1.LocalObjectReference{Name: "full-admin"}, Key: "password"}}}},
 				Hooks: &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"/bin/create-admin"}}}},
 			appsv1alpha1.PlatformComponent{Name: "api", DependsOn: []string{"db"}, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
-				Config: map[string]string{"api.conf": "db={{ service \"db\" \"pg\" }}\nversion={{ .Platform.Version }}\nregion={{ .Values.region }}\n"},
+				Config:  map[string]string{"api.conf": "db={{ service \"db\" \"pg\" }}\nversion={{ .Platform.Version }}\nregion={{ .Values.region }}\n"},
 				Ingress: &appsv1alpha1.ComponentIngress{Host: "api.example.com", Path: "/v1"}},
 		)
 		p.Spec.Values = map[string]string{"region": "eu-west"}

@@ -312,7 +312,7 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 			len(errors), counts["a"], counts["b"], counts["c"]))
 		Expect(errors).To(BeEmpty(), "the attempts on b are retried on the others")
 		Expect(counts["b"]).To(BeZero())
-		Expect(100 * float64(counts["a"]) / 1000).To(BeNumerically("~", 100*50.0/70, 4), "b's share goes to a and c by their weights")
+		Expect(100*float64(counts["a"])/1000).To(BeNumerically("~", 100*50.0/70, 4), "b's share goes to a and c by their weights")
 
 		By("b answers again: it gets its share back within failTimeout")
 		scaleB(1)
