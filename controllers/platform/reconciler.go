@@ -189,7 +189,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 		l := LiveOf(obj)
 		if l.Exists {
 			rec := recorded[c.Name]
-			l.Bootstrapped, l.PreviousImage, l.FailedImage = rec.Bootstrapped, rec.PreviousImage, rec.FailedImage
+			l.Bootstrapped = rec.Bootstrapped
 			if h := c.Hooks; h != nil && h.Bootstrap != nil {
 				if l.Bootstrap, err = r.hook(ctx, p, HookJobName(p, c, HookBootstrap, "")); err != nil {
 					return o, err
@@ -263,7 +263,8 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 			dbVersion = ""
 		}
 		in := Input{Image: s.Image, DBVersion: dbVersion, Version: p.Spec.Version,
-			SecretsVersion: SecretsVersion(c, secretVersions), CertManager: r.CertManager}
+			SecretsVersion: SecretsVersion(c, secretVersions), CertManager: r.CertManager,
+			PreviousImage: s.PreviousImage, FailedImage: s.FailedImage}
 		if s.Image != target && p.Status.Version != "" {
 			// Held on (or rolled back to) the image of the version before.
 			in.Version = p.Status.Version

@@ -95,6 +95,10 @@ type Input struct {
 	SecretsVersion string
 	// CertManager says that Certificates can be made for its Ingress.
 	CertManager bool
+	// PreviousImage and FailedImage are recorded on the workload, next to
+	// the image they belong with: what it ran before its last move, and
+	// the image it was rolled back from.
+	PreviousImage, FailedImage string
 }
 
 // ComponentObjects are the objects of one enabled component: its
@@ -134,6 +138,14 @@ func RenderedConfig(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent,
 // CronJob with its rendered config files.
 func Workload(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in Input, files map[string]string) client.Object {
 	meta := objectMeta(p, c, ObjectName(p, c))
+	for k, v := range map[string]string{appsv1alpha1.PreviousImageAnnotation: in.PreviousImage, appsv1alpha1.FailedImageAnnotation: in.FailedImage} {
+		if v != "" {
+			if meta.Annotations == nil {
+				meta.Annotations = map[string]string{}
+			}
+			meta.Annotations[k] = v
+		}
+	}
 	selector := &metav1.LabelSelector{MatchLabels: SelectorLabels(p, c)}
 	tmpl := podTemplate(p, c, in, files)
 	switch c.Workload {

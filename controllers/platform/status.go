@@ -58,6 +58,9 @@ func LiveOf(obj client.Object) Live {
 		template = w.Spec.JobTemplate.Spec.Template
 	}
 	l.DatabaseVersion = template.Annotations[appsv1alpha1.DatabaseSecretVersionAnnotation]
+	// Read with the image from one object, so they never disagree.
+	l.PreviousImage = obj.GetAnnotations()[appsv1alpha1.PreviousImageAnnotation]
+	l.FailedImage = obj.GetAnnotations()[appsv1alpha1.FailedImageAnnotation]
 	l.Image = firstImage(template.Spec)
 	r, isWorkload := workload.Of(obj)
 	if !isWorkload {

@@ -48,6 +48,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -452,7 +453,7 @@ func convergeBalancers(t *testing.T, c client.Client, ns string, n int) time.Dur
 			Spec: networkingv1alpha1.BalancerSpec{
 				Selector: map[string]string{"app": "perf-backend"},
 				Backends: []networkingv1alpha1.BalancerBackend{{Name: "b", Selector: map[string]string{"tier": "b"}}},
-				Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: 8080}},
+				Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: new(intstr.FromInt32(8080))}},
 			},
 		}
 	})

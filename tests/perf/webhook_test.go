@@ -32,6 +32,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -59,7 +60,7 @@ func loadObject(kind, ns, name string) client.Object {
 		return &networkingv1alpha1.Balancer{ObjectMeta: meta, Spec: networkingv1alpha1.BalancerSpec{
 			Replicas: zero, Selector: map[string]string{"app": "perf-backend"},
 			Backends: []networkingv1alpha1.BalancerBackend{{Name: "b", Selector: map[string]string{"tier": "b"}}},
-			Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: 8080}},
+			Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: new(intstr.FromInt32(8080))}},
 		}}
 	default:
 		return &idev1alpha1.Workspace{ObjectMeta: meta, Spec: idev1alpha1.WorkspaceSpec{User: name, Started: new(false),

@@ -42,6 +42,12 @@ const (
 	// replaces with new random ones; the components that use them roll,
 	// and the operator removes the annotation.
 	RotateSecretAnnotation = "kubeforge.io/rotate-secret"
+	// PreviousImageAnnotation on a component's workload is the image it ran
+	// before its last move to a new image; a Rollback returns it there.
+	PreviousImageAnnotation = "apps.kubeforge.io/previous-image"
+	// FailedImageAnnotation on a component's workload is the image it was
+	// rolled back from.
+	FailedImageAnnotation = "apps.kubeforge.io/failed-image"
 	// PlatformHookLabel is set on a hook Job and its pods: bootstrap or
 	// preUpgrade.
 	PlatformHookLabel = "apps.kubeforge.io/hook"

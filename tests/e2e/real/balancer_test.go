@@ -319,10 +319,20 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		t0 := time.Now()
 		Eventually(func() string { name, _ := getOne(frontend); return name }, "30s", "100ms").Should(Equal("b"))
 		back := time.Since(t0)
+		// Each proxy Pod keeps its own count of failures: b is back in the
+		// other one by failTimeout after that one last tried it.
+		Eventually(func(g Gomega) {
+			counts, errors := get(frontend, 300)
+			g.Expect(errors).To(BeEmpty())
+			g.Expect(100 * float64(counts["b"]) / 300).To(BeNumerically("~", 30, 6))
+		}, "30s", "1s").Should(Succeed())
+		everywhere := time.Since(t0)
 		counts, errors = get(frontend, 2000)
 		split := expectSplit(counts, errors, 2000, map[string]int{"a": 50, "b": 30, "c": 20})
-		appendArtifact("figures.txt", fmt.Sprintf("backend b answering again: first request %.1fs after its pod was Ready; then %s\n", back.Seconds(), split))
+		appendArtifact("figures.txt", fmt.Sprintf("backend b answering again: first request %.1fs after its pod was Ready, its full share through both proxies after %.1fs; then %s\n",
+			back.Seconds(), everywhere.Seconds(), split))
 		Expect(back).To(BeNumerically("<", 20*time.Second), "failTimeout is 10s")
+		Expect(everywhere).To(BeNumerically("<", 30*time.Second), "failTimeout is 10s")
 	})
 
 	It("keeps every connection of a client address on one backend with sessionAffinity ClientIP", func() {

@@ -154,7 +154,7 @@ var _ = Describe("Platform lifecycle on the real node", Ordered, Label("real"), 
 		}
 	})
 
-	It("rolls db back to v2 when v3's pods never turn Ready, and keeps api on v2", func() {
+	It("rolls db back to v2 when the pods of version unready never turn Ready, and keeps api on v2", func() {
 		// Version "unready" is the image that never answers on :8080.
 		setVersion("unready")
 		start := time.Now()
