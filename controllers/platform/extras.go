@@ -22,7 +22,6 @@ import (
 	"strings"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -32,6 +31,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/expose"
 )
 
 // The hooks of a component.
@@ -77,43 +77,16 @@ func Ingress(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *netwo
 	if len(in.Annotations) > 0 {
 		meta.Annotations = in.Annotations
 	}
-	ing := &networkingv1.Ingress{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
-		ObjectMeta: meta,
-		Spec: networkingv1.IngressSpec{
-			IngressClassName: in.ClassName,
-			Rules: []networkingv1.IngressRule{{
-				Host: in.Host,
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     in.Path,
-						PathType: in.PathType,
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: ObjectName(p, c), Port: networkingv1.ServiceBackendPort{Name: IngressPort(c)},
-						}},
-					}},
-				}},
-			}},
-		},
-	}
+	r := expose.Route{Host: in.Host, Path: in.Path, PathType: *in.PathType, ClassName: in.ClassName, Service: ObjectName(p, c), Port: IngressPort(c)}
 	if in.TLS != nil {
-		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: TLSSecretName(p, c)}}
+		r.TLSSecret = TLSSecretName(p, c)
 	}
-	return ing
+	return expose.Ingress(meta, r)
 }
 
 // Certificate asks cert-manager for the certificate of a component's host.
 func Certificate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *cmv1.Certificate {
-	ref := c.Ingress.TLS.IssuerRef
-	return &cmv1.Certificate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
-		ObjectMeta: objectMeta(p, c, TLSSecretName(p, c)),
-		Spec: cmv1.CertificateSpec{
-			SecretName: TLSSecretName(p, c),
-			DNSNames:   []string{c.Ingress.Host},
-			IssuerRef:  cmmeta.IssuerReference{Name: ref.Name, Kind: ref.Kind, Group: "cert-manager.io"},
-		},
-	}
+	return expose.Certificate(objectMeta(p, c, TLSSecretName(p, c)), c.Ingress.Host, TLSSecretName(p, c), c.Ingress.TLS.IssuerRef)
 }
 
 // HookJobName is the name of a component's hook Job: deterministic, so a

@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +30,7 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/expose"
 )
 
 // component is the app.kubernetes.io/component of a Workspace's objects.
@@ -177,44 +177,16 @@ func Service(ws *idev1alpha1.Workspace) *corev1.Service {
 // Secret when tls is set.
 func Ingress(ws *idev1alpha1.Workspace) *networkingv1.Ingress {
 	in := ws.Spec.Ingress
-	pathType := networkingv1.PathTypePrefix
-	ing := &networkingv1.Ingress{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
-		ObjectMeta: objectMeta(ws, ws.Name),
-		Spec: networkingv1.IngressSpec{
-			IngressClassName: in.ClassName,
-			Rules: []networkingv1.IngressRule{{
-				Host: in.Host,
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     "/",
-						PathType: &pathType,
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: ws.Name, Port: networkingv1.ServiceBackendPort{Name: "http"},
-						}},
-					}},
-				}},
-			}},
-		},
-	}
+	r := expose.Route{Host: in.Host, Path: "/", PathType: networkingv1.PathTypePrefix, ClassName: in.ClassName, Service: ws.Name, Port: "http"}
 	if in.TLS != nil {
-		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{in.Host}, SecretName: TLSSecretName(ws)}}
+		r.TLSSecret = TLSSecretName(ws)
 	}
-	return ing
+	return expose.Ingress(objectMeta(ws, ws.Name), r)
 }
 
 // Certificate asks cert-manager for a certificate for the ingress host.
 func Certificate(ws *idev1alpha1.Workspace) *cmv1.Certificate {
-	ref := ws.Spec.Ingress.TLS.IssuerRef
-	return &cmv1.Certificate{
-		TypeMeta:   metav1.TypeMeta{APIVersion: cmv1.SchemeGroupVersion.String(), Kind: cmv1.CertificateKind},
-		ObjectMeta: objectMeta(ws, TLSSecretName(ws)),
-		Spec: cmv1.CertificateSpec{
-			SecretName: TLSSecretName(ws),
-			DNSNames:   []string{ws.Spec.Ingress.Host},
-			IssuerRef:  cmmeta.IssuerReference{Name: ref.Name, Kind: ref.Kind, Group: "cert-manager.io"},
-		},
-	}
+	return expose.Certificate(objectMeta(ws, TLSSecretName(ws)), ws.Spec.Ingress.Host, TLSSecretName(ws), ws.Spec.Ingress.TLS.IssuerRef)
 }
 
 // podHash is a digest of the parts of a Pod that cannot change in place.
