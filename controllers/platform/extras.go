@@ -140,7 +140,6 @@ func HookJob(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, hook s
 	meta := objectMeta(p, c, HookJobName(p, c, hook, in.Image))
 	meta.Labels[appsv1alpha1.PlatformHookLabel] = hook
 	delete(meta.Labels, appsv1alpha1.PlatformComponentLabel)
-	meta.Labels[appsv1alpha1.PlatformComponentLabel+"-hook"] = c.Name
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: meta,

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -143,11 +144,7 @@ func validateComponent(c appsv1alpha1.PlatformComponent, cp *field.Path) field.E
 			errs = append(errs, field.Invalid(cp.Child("config").Key(name), name, msg))
 		}
 	}
-	for j, e := range c.Env {
-		for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
-			errs = append(errs, field.Invalid(cp.Child("env").Index(j).Child("name"), e.Name, msg))
-		}
-	}
+	errs = append(errs, envNames(c.Env, cp.Child("env"))...)
 	if c.Resources != nil {
 		errs = append(errs, Resources(c.Resources, cp.Child("resources"))...)
 	}
@@ -377,21 +374,32 @@ func validateHooks(c appsv1alpha1.PlatformComponent, cp *field.Path) field.Error
 	if c.Workload == appsv1alpha1.WorkloadCronJob {
 		errs = append(errs, field.Forbidden(hp, "a CronJob is never Ready or upgraded as a service is: it has no hooks"))
 	}
-	for name, j := range map[string]*appsv1alpha1.HookJob{"bootstrap": h.Bootstrap, "preUpgrade": h.PreUpgrade} {
+	for _, hook := range []struct {
+		name string
+		job  *appsv1alpha1.HookJob
+	}{{"bootstrap", h.Bootstrap}, {"preUpgrade", h.PreUpgrade}} {
+		j := hook.job
 		if j == nil {
 			continue
 		}
-		jp := hp.Child(name)
+		jp := hp.Child(hook.name)
 		if b := j.BackoffLimit; b != nil && (*b < 0 || *b > 20) {
 			errs = append(errs, field.Invalid(jp.Child("backoffLimit"), *b, "must be between 0 and 20"))
 		}
 		if d := j.ActiveDeadlineSeconds; d != nil && (*d < 1 || *d > 86400) {
 			errs = append(errs, field.Invalid(jp.Child("activeDeadlineSeconds"), *d, "must be between 1 and 86400"))
 		}
-		for k, e := range j.Env {
-			for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
-				errs = append(errs, field.Invalid(jp.Child("env").Index(k).Child("name"), e.Name, msg))
-			}
+		errs = append(errs, envNames(j.Env, jp.Child("env"))...)
+	}
+	return errs
+}
+
+// envNames checks the names of a container's env.
+func envNames(env []corev1.EnvVar, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, e := range env {
+		for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
+			errs = append(errs, field.Invalid(path.Index(i).Child("name"), e.Name, msg))
 		}
 	}
 	return errs

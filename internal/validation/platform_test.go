@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 )
 
 func platform(mutate func(*appsv1alpha1.Platform)) *appsv1alpha1.Platform {
@@ -120,6 +121,53 @@ func TestValidatePlatform(t *testing.T) {
 		"reject a component name too long for its objects": {
 			mutate: func(p *P) { p.Name = strings.Repeat("p", 30); p.Spec.Components[2].Name = strings.Repeat("a", 30) },
 			want:   []string{"spec.components[2].name"},
+		},
+		"accept ingress, hooks, secrets, values and templates": {mutate: func(p *P) {
+			p.Spec.Values = map[string]string{"region": "eu"}
+			p.Spec.Secrets = []appsv1alpha1.PlatformSecret{{Name: "admin", Keys: []string{"password"}}}
+			api := &p.Spec.Components[1]
+			api.Ingress = &appsv1alpha1.ComponentIngress{Host: "api.example.com", Port: "http"}
+			api.Hooks = &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"init"}}}
+			api.Config = map[string]string{"a.conf": `{{ .Values.region }} {{ service "api" "http" }} {{ .Platform.Version }}`}
+			api.Env = []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "acme-admin"}, Key: "password"}}}}
+		}},
+		"reject templates that do not render": {
+			mutate: func(p *P) {
+				p.Spec.Components[1].Config = map[string]string{
+					"a.conf": "{{ .Values.missing }}", "b.conf": `{{ service "nope" "http" }}`, "c.conf": "{{ .Database.Host }}", "d.conf": "{{ unclosed"}
+			},
+			want: []string{"spec.components[1].config[a.conf]", "spec.components[1].config[b.conf]", "spec.components[1].config[c.conf]", "spec.components[1].config[d.conf]"},
+		},
+		"reject an ingress without ports, to an unknown port, with a bad host and issuer kind": {
+			mutate: func(p *P) {
+				p.Spec.Components[0].Ingress = &appsv1alpha1.ComponentIngress{Host: "db.example.com"}
+				p.Spec.Components[1].Ingress = &appsv1alpha1.ComponentIngress{Host: "Not A Host", Port: "grpc",
+					TLS: &appsv1alpha1.ComponentTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "ca", Kind: "Vault"}}}
+			},
+			want: []string{"spec.components[0].ingress", "spec.components[1].ingress.host", "spec.components[1].ingress.port", "spec.components[1].ingress.tls.issuerRef.kind"},
+		},
+		"reject hooks on a CronJob and out of bounds": {
+			mutate: func(p *P) {
+				p.Spec.Components[3].Hooks = &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{}}
+				p.Spec.Components[1].Hooks = &appsv1alpha1.ComponentHooks{
+					Bootstrap:  &appsv1alpha1.HookJob{BackoffLimit: new(int32(21))},
+					PreUpgrade: &appsv1alpha1.HookJob{ActiveDeadlineSeconds: new(int64(0)), Env: []corev1.EnvVar{{Name: "1X"}}}}
+			},
+			want: []string{"spec.components[1].hooks.bootstrap.backoffLimit", "spec.components[1].hooks.preUpgrade.activeDeadlineSeconds",
+				"spec.components[1].hooks.preUpgrade.env[0].name", "spec.components[3].hooks"},
+		},
+		"reject bad secrets, a key they do not generate, and a bad upgrade policy": {
+			mutate: func(p *P) {
+				p.Spec.Secrets = []appsv1alpha1.PlatformSecret{{Name: "admin", Keys: []string{"password", "password"}, Length: 8},
+					{Name: "admin", Keys: nil, ReclaimPolicy: "Keep"}}
+				p.Spec.Components[1].Env = []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "acme-admin"}, Key: "token"}}}}
+				p.Spec.UpgradePolicy = appsv1alpha1.PlatformUpgradePolicy{OnFailure: "Retry", ProgressDeadlineSeconds: new(int32(5))}
+			},
+			want: []string{"spec.components[1].env[0].valueFrom.secretKeyRef.key",
+				"spec.secrets[0].keys[1]", "spec.secrets[0].length", "spec.secrets[1].name", "spec.secrets[1].keys", "spec.secrets[1].reclaimPolicy",
+				"spec.upgradePolicy.onFailure", "spec.upgradePolicy.progressDeadlineSeconds"},
 		},
 	}
 	for name, tc := range cases {
