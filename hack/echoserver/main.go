@@ -18,9 +18,12 @@
 //	echoserver serve [-addr :8080]   HTTP: "/" answers $NAME (or the host
 //	                                 name), "/status/NNN" answers code NNN,
 //	                                 "/healthz" 200; logs each request
-//	echoserver get [-n N] URL        N requests, one connection each; prints
+//	echoserver get [-n N] [-wait D] URL
+//	                                 N requests, one connection each; prints
 //	                                 "count body" per distinct answer and
-//	                                 "errors N"
+//	                                 "errors N", and exits 1 if N > 0; with
+//	                                 -wait, first waits up to D for one
+//	                                 answer (a Service not yet routed)
 //	echoserver lookup NAME           the addresses NAME resolves to
 package main
 
@@ -63,7 +66,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: echoserver serve [-addr :8080] | get [-n N] URL | lookup NAME")
+	fmt.Fprintln(os.Stderr, "usage: echoserver serve [-addr :8080] | get [-n N] [-wait D] URL | lookup NAME")
 	os.Exit(2)
 }
 
@@ -109,11 +112,21 @@ func serve(args []string) error {
 func get(args []string) error {
 	fs := flag.NewFlagSet("get", flag.ExitOnError)
 	n := fs.Int("n", 1, "number of requests (at most 10000)")
+	wait := fs.Duration("wait", 0, "wait up to this long for a first answer (at most 5m)")
 	_ = fs.Parse(args)
-	if fs.NArg() != 1 || *n < 1 || *n > 10000 {
+	if fs.NArg() != 1 || *n < 1 || *n > 10000 || *wait < 0 || *wait > 5*time.Minute {
 		usage()
 	}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	for deadline := time.Now().Add(*wait); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		resp, err := client.Get(fs.Arg(0))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+	}
 	counts := map[string]int{}
 	errors := 0
 	for i := 0; i < *n; i++ {
@@ -139,6 +152,9 @@ func get(args []string) error {
 		fmt.Printf("%d %s\n", counts[k], k)
 	}
 	fmt.Printf("errors %d\n", errors)
+	if errors > 0 {
+		return fmt.Errorf("%d of %d requests failed", errors, *n)
+	}
 	return nil
 }
 

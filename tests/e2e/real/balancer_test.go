@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -193,11 +194,15 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		}).Should(Succeed())
 		// Serving: kube-proxy has the proxy Pods behind the ClusterIP
 		// (a second or so after they are Ready) and nginx has resolved
-		// every backend.
+		// every backend. A backend tried before kube-proxy routed its
+		// Service counts as failed in that proxy Pod (passive health), and
+		// sits out failTimeout (10s): wait until both proxies use all three.
 		Eventually(func(g Gomega) {
-			counts, errors := get(frontend, 30)
+			counts, errors := get(frontend, 300)
 			g.Expect(errors).To(BeEmpty())
-			g.Expect(counts).To(HaveLen(3))
+			for name, w := range map[string]float64{"a": 20, "b": 30, "c": 50} {
+				g.Expect(100*float64(counts[name])/300).To(BeNumerically("~", w, 8), "backend %s: %v", name, counts)
+			}
 		}, "1m", "1s").Should(Succeed())
 	})
 
@@ -307,6 +312,14 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		}
 		By("b's pods are gone: its Service refuses connections")
 		scaleB(0)
+		// Until kube-proxy has synced, b's ClusterIP still leads to the
+		// address of a Pod that is gone, where a connect hangs rather than
+		// fails. Wait for its rule that refuses them.
+		Eventually(func(g Gomega) {
+			out, err := exec.Command("iptables-save", "-t", "filter").CombinedOutput()
+			g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+			g.Expect(string(out)).To(MatchRegexp(`"%s/web-b:[^"]* has no endpoints"[^\n]*-j REJECT`, balancerNS))
+		}, "30s", "200ms").Should(Succeed())
 		counts, errors := get(frontend, 1000)
 		appendArtifact("figures.txt", fmt.Sprintf("backend b stopped answering (weights 50/30/20, passive health 3 failures/10s): 1000 requests, %d failed, a %d, b %d, c %d\n",
 			len(errors), counts["a"], counts["b"], counts["c"]))
@@ -347,38 +360,58 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		}).Should(Succeed())
 		Eventually(func() []string { return rolledOut() }, "3m", "1s").ShouldNot(Equal(before))
 
-		// Six client Pods, each its own source address.
+		// Twelve client Pods, each its own source address. They call the
+		// proxy Pods directly: this node's kube-proxy masquerades Service
+		// traffic (masqueradeAll), so through the ClusterIP nginx would see
+		// one address for all of them.
+		const nClients = 12
 		clients := backendDeployment("client")
 		clients.Name = "clients"
-		clients.Spec.Replicas = ptr.To(int32(6))
+		clients.Spec.Replicas = ptr.To(int32(nClients))
 		for _, l := range []map[string]string{clients.Spec.Selector.MatchLabels, clients.Spec.Template.Labels} {
 			l["app"], l["version"] = "client", "client"
 		}
 		Expect(k8sClient.Create(ctx, clients)).To(Succeed())
-		var pods []corev1.Pod
-		Eventually(func(g Gomega) {
-			list := &corev1.PodList{}
-			g.Expect(k8sClient.List(ctx, list, client.InNamespace(balancerNS), client.MatchingLabels{"app": "client"})).To(Succeed())
-			pods = nil
-			for _, p := range list.Items {
-				if p.DeletionTimestamp == nil && podReady(p) {
-					pods = append(pods, p)
+		readyPods := func(labels map[string]string, n int) []corev1.Pod {
+			var pods []corev1.Pod
+			Eventually(func(g Gomega) {
+				list := &corev1.PodList{}
+				g.Expect(k8sClient.List(ctx, list, client.InNamespace(balancerNS), client.MatchingLabels(labels))).To(Succeed())
+				pods = nil
+				for _, p := range list.Items {
+					if p.DeletionTimestamp == nil && podReady(p) {
+						pods = append(pods, p)
+					}
 				}
-			}
-			g.Expect(pods).To(HaveLen(6))
-		}, "2m", "1s").Should(Succeed())
+				g.Expect(pods).To(HaveLen(n))
+			}, "2m", "1s").Should(Succeed())
+			return pods
+		}
+		pods := readyPods(map[string]string{"app": "client"}, nClients)
+		proxies := readyPods(map[string]string{networkingv1alpha1.BalancerProxyLabel: "web"}, 2)
 		var lines []string
+		used := map[string]int{}
 		for _, p := range pods {
-			out, err := kubectl("-n", balancerNS, "exec", p.Name, "--", "/echoserver", "get", "-n", "30", frontend)
-			Expect(err).NotTo(HaveOccurred())
-			got := strings.Fields(strings.ReplaceAll(strings.TrimSpace(out), "\n", " "))
-			// "30 <backend> errors 0": all 30 on one backend, none failed.
-			Expect(got).To(HaveLen(4), "client %s (%s) was spread over backends: %q", p.Name, p.Status.PodIP, out)
-			Expect(got[0]).To(Equal("30"))
-			Expect(got[2:]).To(Equal([]string{"errors", "0"}))
-			lines = append(lines, p.Status.PodIP+"→"+got[1])
+			var backends []string
+			for _, proxy := range proxies {
+				out, err := kubectl("-n", balancerNS, "exec", p.Name, "--", "/echoserver", "get", "-n", "20", "http://"+proxy.Status.PodIP+"/")
+				Expect(err).NotTo(HaveOccurred(), "%s", out)
+				got := strings.Fields(strings.ReplaceAll(strings.TrimSpace(out), "\n", " "))
+				// "20 <backend> errors 0": all 20 on one backend, none failed.
+				Expect(got).To(HaveLen(4), "client %s (%s) through proxy %s was spread over backends: %q", p.Name, p.Status.PodIP, proxy.Name, out)
+				Expect(got[0]).To(Equal("20"))
+				Expect(got[2:]).To(Equal([]string{"errors", "0"}))
+				backends = append(backends, got[1])
+			}
+			Expect(backends[1]).To(Equal(backends[0]), "client %s: both proxy replicas build the same ring", p.Status.PodIP)
+			used[backends[0]]++
+			lines = append(lines, p.Status.PodIP+"→"+backends[0])
 		}
 		sort.Strings(lines)
-		appendArtifact("figures.txt", "ClientIP affinity, 6 client Pods × 30 requests, each on one backend: "+strings.Join(lines, ", ")+"\n")
+		appendArtifact("figures.txt", fmt.Sprintf("ClientIP affinity, %d client Pods × 20 requests through each of 2 proxy Pods, each on one backend, the same through both: %s (a %d, b %d, c %d clients; weights 50/30/20)\n",
+			nClients, strings.Join(lines, ", "), used["a"], used["b"], used["c"]))
+		// All twelve on one backend has odds of 0.5^12+0.3^12+0.2^12 (about
+		// 1 in 4,000) if addresses are told apart; it is certain if not.
+		Expect(len(used)).To(BeNumerically(">=", 2), "the clients' addresses spread over the backends: %v", used)
 	})
 })

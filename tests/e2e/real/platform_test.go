@@ -89,7 +89,7 @@ var _ = Describe("Platform lifecycle on the real node", Ordered, Label("real"), 
 		}
 		db := comp("db")
 		db.Hooks = &appsv1alpha1.ComponentHooks{
-			Bootstrap:  &appsv1alpha1.HookJob{Command: []string{"/echoserver", "get", "-n", "3", "http://life-db:8080/"}},
+			Bootstrap:  &appsv1alpha1.HookJob{Command: []string{"/echoserver", "get", "-wait", "1m", "-n", "3", "http://life-db:8080/"}},
 			PreUpgrade: &appsv1alpha1.HookJob{Command: []string{"/echoserver", "lookup", "kubernetes.default.svc.cluster.local"}, BackoffLimit: ptr.To(int32(0))},
 		}
 		p := &appsv1alpha1.Platform{
@@ -112,7 +112,12 @@ var _ = Describe("Platform lifecycle on the real node", Ordered, Label("real"), 
 			g.Expect(cs["db"].Bootstrapped).To(BeTrue())
 			g.Expect(cs["api"].Phase).To(Equal(appsv1alpha1.ComponentReady))
 		}, "3m", time.Second).Should(Succeed())
-		out, err := kubectl("-n", lifecycleNS, "logs", "job/life-db-bootstrap")
+		// The Pod that succeeded: a Job may have retried.
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(lifecycleNS), client.MatchingLabels{"job-name": "life-db-bootstrap"},
+			client.MatchingFields{"status.phase": string(corev1.PodSucceeded)})).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		out, err := kubectl("-n", lifecycleNS, "logs", pods.Items[0].Name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("3 db"))
 		Expect(out).To(ContainSubstring("errors 0"))

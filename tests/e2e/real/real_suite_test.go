@@ -130,6 +130,14 @@ var _ = BeforeSuite(func() {
 			g.Expect(d.Status.ReadyReplicas).To(Equal(int32(2)))
 			g.Expect(d.Status.UpdatedReplicas).To(Equal(int32(2)))
 		}, "4m", "1s").Should(Succeed())
+		// Ready Pods are not yet a routed webhook Service: kube-proxy
+		// programs its endpoints a moment later. A server-side dry run
+		// goes through admission, so it answers only once they are.
+		Eventually(func() error {
+			probe := echoPodSet("admission-probe", "/healthz")
+			probe.Namespace = "default"
+			return k8sClient.Create(ctx, probe, client.DryRunAll)
+		}, "1m", "500ms").Should(Succeed())
 	})
 })
 
