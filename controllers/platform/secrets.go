@@ -28,8 +28,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
-	"github.com/kubeforge/kubeforge/controllers/platform/database"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/secret"
 )
 
 // ReasonSecretRotated is the event of a generated secret's new values.
@@ -94,7 +94,7 @@ func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platf
 			if values[k] != "" {
 				continue
 			}
-			v, err := database.GenerateSecret(int(s.Length))
+			v, err := secret.Random(int(s.Length))
 			if err != nil {
 				return nil, err
 			}

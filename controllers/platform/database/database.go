@@ -25,12 +25,10 @@ package database
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/url"
 	"strconv"
@@ -41,6 +39,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kubeforge/kubeforge/internal/secret"
 )
 
 // Engines.
@@ -208,32 +208,13 @@ func classify(err error) string {
 	return ReasonProvisioningFailed
 }
 
-// passwordAlphabet has no character that needs quoting anywhere: in SQL,
-// in a URL, in a shell.
-const passwordAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
 // PasswordLength is the length of a generated password: 32 characters of
 // 62, about 190 bits.
 const PasswordLength = 32
 
 // GeneratePassword returns PasswordLength characters from crypto/rand.
 func GeneratePassword() (string, error) {
-	return GenerateSecret(PasswordLength)
-}
-
-// GenerateSecret is a random string of n letters and digits, from
-// crypto/rand.
-func GenerateSecret(n int) (string, error) {
-	b := make([]byte, n)
-	max := big.NewInt(int64(len(passwordAlphabet)))
-	for i := range b {
-		k, err := rand.Int(rand.Reader, max)
-		if err != nil {
-			return "", fmt.Errorf("generating a secret: %w", err)
-		}
-		b[i] = passwordAlphabet[k.Int64()]
-	}
-	return string(b), nil
+	return secret.Random(PasswordLength)
 }
 
 // URL is the connection URL of a component's database, as its Secret

@@ -1,0 +1,75 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Package secret makes the values kubeforge generates for its users:
+// random passwords from crypto/rand, and the argon2id hashes an IDE
+// checks them against.
+package secret
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"math/big"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// alphabet has no character that needs quoting anywhere: in SQL, in a
+// URL, in a shell.
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// Random is a string of n letters and digits from crypto/rand: about 5.95
+// bits each.
+func Random(n int) (string, error) {
+	b := make([]byte, n)
+	max := big.NewInt(int64(len(alphabet)))
+	for i := range b {
+		k, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			return "", fmt.Errorf("generating a secret: %w", err)
+		}
+		b[i] = alphabet[k.Int64()]
+	}
+	return string(b), nil
+}
+
+// Argon2id parameters of Hash: OWASP's first recommended set (19 MiB, two
+// passes, one lane), cheap enough for the reconciler that makes one hash
+// per Workspace, once.
+const (
+	argonMemoryKiB = 19 * 1024
+	argonTime      = 2
+	argonThreads   = 1
+	argonKeyLen    = 32
+	argonSaltLen   = 16
+)
+
+// Hash is the argon2id hash of password in the PHC string format
+// ($argon2id$v=19$m=…,t=…,p=…$salt$hash, unpadded base64) that
+// code-server's HASHED_PASSWORD takes.
+func Hash(password string) (string, error) {
+	salt := make([]byte, argonSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("generating a salt: %w", err)
+	}
+	return hashWith(password, salt), nil
+}
+
+func hashWith(password string, salt []byte) string {
+	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads,
+		enc.EncodeToString(salt), enc.EncodeToString(key))
+}
