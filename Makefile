@@ -37,7 +37,7 @@ manifests: ## Generate CRDs, RBAC and webhook configurations from the code marke
 	go run ./hack/crddocs config/crd/bases/*.yaml
 
 .PHONY: proto
-proto: ## Regenerate the gRPC code in internal/apiserver/idev1 from api/proto (buf and the protoc plugins, from hack/proto/go.mod).
+proto: ## Regenerate the gRPC code in internal/apiserver/idev1 and seedpb from api/proto (buf and the protoc plugins, from hack/proto/go.mod).
 	cd api/proto && go tool -modfile=../../hack/proto/go.mod buf lint && go tool -modfile=../../hack/proto/go.mod buf generate
 
 .PHONY: generate
