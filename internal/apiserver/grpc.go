@@ -37,9 +37,17 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+	"github.com/kubeforge/kubeforge/internal/apiserver/seedpb"
 )
 
 const ideGroup = "ide.kubeforge.io"
+
+// waitingMethods have their own bound (Server.WaitTimeout), not
+// HandlerTimeout.
+var waitingMethods = map[string]bool{
+	idev1.CloudIdeService_CreateSpaceAndWaitForRunning_FullMethodName:  true,
+	seedpb.CloudIdeService_CreateSpaceAndWaitForRunning_FullMethodName: true,
+}
 
 // unaryAuth authenticates every call from its "authorization" metadata
 // and bounds calls without a deadline (but create-and-wait, which has its
@@ -63,7 +71,7 @@ func (s *Server) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, grpcError(err)
 	}
 	ctx = context.WithValue(ctx, userKey{}, u)
-	if _, has := ctx.Deadline(); !has && info.FullMethod != idev1.CloudIdeService_CreateSpaceAndWaitForRunning_FullMethodName {
+	if _, has := ctx.Deadline(); !has && !waitingMethods[info.FullMethod] {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.HandlerTimeout)
 		defer cancel()
@@ -137,20 +145,39 @@ func info(ws *idev1alpha1.Workspace) *idev1.PodSpaceInfo {
 }
 
 // CreateSpaceAndWaitForRunning creates the Workspace (an existing one is
-// waited for as it is) and waits until it is Running. It listens to the
-// manager's shared Workspace informer — one handler per call, removed when
-// the call ends — so waiting calls open no watch of their own.
+// waited for as it is) and waits until it is Running.
 func (i *ideService) CreateSpaceAndWaitForRunning(ctx context.Context, in *idev1.PodInfo) (*idev1.PodSpaceInfo, error) {
-	s := i.s
-	ns, name := in.GetNamespace(), in.GetName()
-	// Both reviews at once: each is a round trip to the API server.
-	getAllowed := make(chan error, 1)
-	go func() { getAllowed <- s.authorize(ctx, "get", ns, name) }()
-	if err := s.authorize(ctx, "create", ns, name); err != nil {
-		return nil, grpcError(err)
+	ws, err := workspaceOf(in)
+	if err != nil {
+		return nil, err
 	}
-	if err := <-getAllowed; err != nil {
-		return nil, grpcError(err)
+	running, err := i.s.createAndWait(ctx, ws, false)
+	if err != nil {
+		return nil, err
+	}
+	return info(running), nil
+}
+
+// createAndWait creates ws as the caller and waits until it is Running.
+// An existing Workspace is waited for as it is, or, with start, started
+// first (which needs patch). It listens to the manager's shared Workspace
+// informer — one handler per call, removed when the call ends — so waiting
+// calls open no watch of their own.
+func (s *Server) createAndWait(ctx context.Context, ws *idev1alpha1.Workspace, start bool) (*idev1alpha1.Workspace, error) {
+	ns, name := ws.Namespace, ws.Name
+	// The reviews at once: each is a round trip to the API server.
+	verbs := []string{"create", "get"}
+	if start {
+		verbs = append(verbs, "patch")
+	}
+	allowed := make(chan error, len(verbs))
+	for _, verb := range verbs {
+		go func() { allowed <- s.authorize(ctx, verb, ns, name) }()
+	}
+	for range verbs {
+		if err := <-allowed; err != nil {
+			return nil, grpcError(err)
+		}
 	}
 	u, _ := ctx.Value(userKey{}).(*User)
 	release, err := s.waits.acquire(u, cmp.Or(s.MaxWaitsPerCaller, DefaultMaxWaitsPerCaller), "create-and-wait calls")
@@ -170,21 +197,25 @@ func (i *ideService) CreateSpaceAndWaitForRunning(ctx context.Context, in *idev1
 		ctx, cancel = context.WithTimeout(ctx, s.WaitTimeout)
 		defer cancel()
 	}
-	ws, err := workspaceOf(in)
-	if err != nil {
-		return nil, err
-	}
 	c, err := s.asCaller(ctx)
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	if err := c.Create(ctx, ws); err != nil && !apierrors.IsAlreadyExists(err) {
+	err = c.Create(ctx, ws)
+	switch {
+	case apierrors.IsAlreadyExists(err) && start:
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":true}}`))
+		existing := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := c.Patch(ctx, existing, patch); err != nil {
+			return nil, grpcError(asCallerErr(err))
+		}
+	case err != nil && !apierrors.IsAlreadyExists(err):
 		return nil, grpcError(asCallerErr(err))
 	}
 	return s.waitRunning(ctx, types.NamespacedName{Namespace: ns, Name: name})
 }
 
-func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*idev1.PodSpaceInfo, error) {
+func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*idev1alpha1.Workspace, error) {
 	changed := make(chan struct{}, 1)
 	notify := func(obj any) {
 		o, ok := obj.(client.Object)
@@ -233,14 +264,16 @@ func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*id
 			return nil, grpcError(err)
 		case err == nil:
 			phase, reason = ws.Status.Phase, ws.Status.Reason
-			if phase == idev1alpha1.PhaseRunning {
-				return info(ws), nil
+			// A Running status of an older generation may be the one before
+			// a stop: the start just asked for has not been seen yet.
+			if phase == idev1alpha1.PhaseRunning && ws.Status.ObservedGeneration == ws.Generation {
+				return ws, nil
 			}
 			pod := &corev1.Pod{}
 			if err := s.Cache.Get(ctx, key, pod); err == nil {
 				if st, current := s.WorkspaceStatus(ws, pod); current && st.Phase == idev1alpha1.PhaseRunning {
 					ws.Status = st
-					return info(ws), nil
+					return ws, nil
 				}
 			}
 			if phase == idev1alpha1.PhaseFailed {
@@ -313,13 +346,21 @@ func (i *ideService) DeleteSpace(ctx context.Context, q *idev1.QueryOption) (*id
 	return &idev1.Response{Ok: true, Message: fmt.Sprintf("workspace %s is being deleted", q.GetName())}, nil
 }
 
-func (i *ideService) get(ctx context.Context, q *idev1.QueryOption) (*idev1alpha1.Workspace, error) {
-	s := i.s
-	if err := s.authorize(ctx, "get", q.GetNamespace(), q.GetName()); err != nil {
-		return nil, grpcError(err)
+// getWorkspace reads a Workspace for a caller who may get it.
+func (s *Server) getWorkspace(ctx context.Context, ns, name string) (*idev1alpha1.Workspace, error) {
+	if err := s.authorize(ctx, "get", ns, name); err != nil {
+		return nil, err
 	}
 	ws := &idev1alpha1.Workspace{}
-	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: q.GetNamespace(), Name: q.GetName()}, ws); err != nil {
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ws); err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+func (i *ideService) get(ctx context.Context, q *idev1.QueryOption) (*idev1alpha1.Workspace, error) {
+	ws, err := i.s.getWorkspace(ctx, q.GetNamespace(), q.GetName())
+	if err != nil {
 		return nil, grpcError(err)
 	}
 	return ws, nil

@@ -68,6 +68,7 @@ func markRunning(ns, name string) {
 				return err
 			}
 			ws.Status.Phase, ws.Status.NodeName, ws.Status.PodIP = idev1alpha1.PhaseRunning, "node-1", "10.1.2.3"
+			ws.Status.ObservedGeneration = ws.Generation
 			ws.Status.URL = fmt.Sprintf("http://%s.%s.svc:8080", name, ns)
 			return k8sClient.Status().Update(ctx, ws)
 		})

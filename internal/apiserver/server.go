@@ -45,6 +45,7 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+	"github.com/kubeforge/kubeforge/internal/apiserver/seedpb"
 )
 
 // MaxBodyBytes is the largest request body the REST API reads, and the
@@ -161,6 +162,7 @@ func (s *Server) NeedLeaderElection() bool { return false }
 func (s *Server) Handler() http.Handler {
 	g := grpc.NewServer(grpc.UnaryInterceptor(s.unaryAuth), grpc.MaxRecvMsgSize(MaxBodyBytes))
 	idev1.RegisterCloudIdeServiceServer(g, &ideService{s: s})
+	seedpb.RegisterCloudIdeServiceServer(g, &seedService{s: s})
 	rest := s.restMux()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
