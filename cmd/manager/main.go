@@ -19,12 +19,15 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"golang.org/x/time/rate"
 
@@ -65,6 +68,17 @@ import (
 )
 
 var setupLog = ctrl.Log.WithName("setup")
+
+// splitList is the non-empty, trimmed items of a comma-separated flag.
+func splitList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
 
 // hasCertManager reports whether cert-manager's Certificate API is served.
 // Workspaces create Certificates only then; the manager must be restarted
@@ -111,7 +125,7 @@ func cachedTypes(ks []kind) []client.Object {
 
 // apiURL is where installers reach the API server (--api-advertise-url).
 // apiCAFile is the CA of the API's certificate, handed to installers.
-func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy) []kind {
+func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy, workspaceAllow []string) []kind {
 	return []kind{
 		{
 			name:   "PodSet",
@@ -155,7 +169,8 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 			object: &idev1alpha1.Workspace{},
 			types:  workspace.Types(certManager),
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&workspace.Reconciler{Client: mgr.GetClient(), Engine: eng, CertManager: certManager}).SetupWithManager(mgr)
+				return (&workspace.Reconciler{Client: mgr.GetClient(), Engine: eng,
+					Options: workspace.Options{CertManager: certManager, AllowFrom: workspaceAllow}}).SetupWithManager(mgr)
 			},
 			webhooks: idewebhooks.SetupWorkspaceWebhookWithManager,
 		},
@@ -227,6 +242,9 @@ func main() {
 		"The cluster DNS server Balancer proxies ask again for backend Services' addresses while they run (nginx 1.27.3+), "+
 			"so a recreated backend Service gets traffic without a proxy restart. auto: the manager's own nameserver when it runs "+
 			"in a cluster (none outside); none: proxies resolve backends once, at start.")
+	workspaceAllow := flag.String("workspace-allow-namespaces", "ingress-nginx",
+		"Comma-separated namespaces whose Pods may reach Workspace IDEs (each Workspace's NetworkPolicy): the ingress "+
+			"controller's, and any other the administrator allows. Empty: no Pod may.")
 	flag.StringVar(&apiAddr, "api-bind-address", ":8082",
 		"The address of the REST and gRPC API (one HTTPS port, HTTP/2 for gRPC); 0 turns it off.")
 	flag.StringVar(&apiAudience, "api-token-audience", apiserver.DefaultAudience,
@@ -304,7 +322,14 @@ func main() {
 		setupLog.Error(err, "--cluster-dns")
 		os.Exit(1)
 	}
-	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy)
+	allowFrom := splitList(*workspaceAllow)
+	for _, ns := range allowFrom {
+		if msgs := utilvalidation.IsDNS1123Label(ns); len(msgs) > 0 {
+			setupLog.Error(errors.New(strings.Join(msgs, "; ")), "--workspace-allow-namespaces: not a namespace name", "namespace", ns)
+			os.Exit(1)
+		}
+	}
+	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")

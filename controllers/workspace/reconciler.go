@@ -42,7 +42,8 @@ import (
 // home volume and Ingress, and with cert-manager its Certificate. A
 // retained home volume carries no owner reference, so it is never pruned.
 func Types(certManager bool) engine.Types {
-	t := engine.Types{Owned: []client.Object{&corev1.Pod{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{}, &networkingv1.Ingress{}}}
+	t := engine.Types{Owned: []client.Object{&corev1.Pod{}, &corev1.Service{}, &corev1.PersistentVolumeClaim{}, &corev1.Secret{},
+		&networkingv1.Ingress{}, &networkingv1.NetworkPolicy{}}}
 	if certManager {
 		t.Owned = append(t.Owned, &cmv1.Certificate{})
 	}
@@ -53,16 +54,15 @@ func Types(certManager bool) engine.Types {
 type Reconciler struct {
 	Client client.Client
 	Engine *engine.Engine
-	// CertManager says that cert-manager's CRDs are installed, so
-	// Certificates can be created and watched.
-	CertManager bool
+	// Options are the manager's settings for every Workspace's objects.
+	Options
 }
 
 // +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods;services;persistentvolumeclaims,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods;services;persistentvolumeclaims;secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses;networkpolicies,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -155,7 +155,11 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 	}
 
 	o.missingTLS = ws.Spec.Ingress != nil && ws.Spec.Ingress.TLS != nil && !r.CertManager
-	if _, err := r.Engine.Apply(ctx, ws, DesiredObjects(ws, r.CertManager), Types(r.CertManager).Owned...); err != nil {
+	auth, err := r.authSecret(ctx, ws)
+	if err != nil {
+		return o, res, err
+	}
+	if _, err := r.Engine.Apply(ctx, ws, DesiredObjects(ws, r.Options, auth), Types(r.CertManager).Owned...); err != nil {
 		o.applyErr = err
 		return o, res, fmt.Errorf("applying Workspace objects: %w", err)
 	}
@@ -164,6 +168,20 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 		return o, res, err
 	}
 	return o, res, nil
+}
+
+// authSecret is the desired auth Secret: a new password only when the
+// Secret does not exist yet (whoever's it is: the engine refuses to take
+// over one it does not own).
+func (r *Reconciler) authSecret(ctx context.Context, ws *idev1alpha1.Workspace) (*corev1.Secret, error) {
+	if ws.Spec.Auth.Mode != idev1alpha1.AuthPassword {
+		return nil, nil
+	}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: idev1alpha1.WorkspaceAuthSecretName(ws)}, &corev1.Secret{})
+	if client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading Secret %s: %w", idev1alpha1.WorkspaceAuthSecretName(ws), err)
+	}
+	return AuthSecret(ws, err == nil, NewPassword)
 }
 
 func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*corev1.Pod, error) {

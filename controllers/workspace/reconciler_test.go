@@ -129,6 +129,50 @@ var _ = Describe("Workspace Controller", func() {
 		Expect(getWorkspace("owned")(Default).Status.StartedAt).NotTo(BeNil())
 	})
 
+	It("should give the IDE a generated password's hash from a Secret it owns, keep the password, admit only the allowed namespaces, and drop the Secret for auth None", func() {
+		ws := newWorkspace("locked")
+		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
+		sec := &corev1.Secret{}
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("locked-auth"), sec) }).Should(Succeed())
+		Expect(metav1.GetControllerOf(sec).UID).To(Equal(ws.UID))
+		Expect(sec.Data["password"]).To(HaveLen(workspace.PasswordLength))
+		Expect(string(sec.Data["hashedPassword"])).To(HavePrefix("$argon2id$v=19$"))
+		Expect(string(sec.Data["hashedPassword"])).NotTo(ContainSubstring(string(sec.Data["password"])))
+		pod := getPod("locked")(Default)
+		env := map[string]corev1.EnvVar{}
+		for _, e := range pod.Spec.Containers[0].Env {
+			env[e.Name] = e
+			Expect(e.Value).NotTo(ContainSubstring(string(sec.Data["password"])), "no password in the Pod's spec")
+		}
+		Expect(env["HASHED_PASSWORD"].ValueFrom.SecretKeyRef.Name).To(Equal("locked-auth"))
+		Expect(env["HASHED_PASSWORD"].ValueFrom.SecretKeyRef.Key).To(Equal("hashedPassword"))
+		Expect(pod.Spec.Containers[0].ReadinessProbe.HTTPGet.Path).To(Equal("/healthz"))
+		Eventually(func(g Gomega) string { return getWorkspace("locked")(g).Status.CredentialsSecret }).Should(Equal("locked-auth"))
+
+		np := &networkingv1.NetworkPolicy{}
+		Expect(suite.Client.Get(suite.Ctx, key("locked"), np)).To(Succeed())
+		Expect(metav1.GetControllerOf(np).UID).To(Equal(ws.UID))
+		Expect(np.Spec.PodSelector.MatchLabels).To(Equal(map[string]string{idev1alpha1.WorkspaceLabel: "locked"}))
+		Expect(np.Spec.Ingress).To(HaveLen(1))
+		Expect(np.Spec.Ingress[0].From[0].NamespaceSelector.MatchExpressions[0].Values).To(Equal([]string{"ingress-nginx"}))
+
+		By("a change that restarts the IDE keeps the password")
+		rv := sec.ResourceVersion
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"env":[{"name":"THEME","value":"dark"}]}}`))
+		Expect(suite.Client.Patch(suite.Ctx, getWorkspace("locked")(Default), patch)).To(Succeed())
+		settled()
+		Expect(suite.Client.Get(suite.Ctx, key("locked-auth"), sec)).To(Succeed())
+		Expect(sec.ResourceVersion).To(Equal(rv))
+
+		By("auth None: no Secret, no password in the Pod")
+		patch = client.RawPatch(types.MergePatchType, []byte(`{"spec":{"auth":{"mode":"None"}}}`))
+		Expect(suite.Client.Patch(suite.Ctx, getWorkspace("locked")(Default), patch)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("locked-auth"), &corev1.Secret{}))
+		}).Should(BeTrue())
+		Eventually(func(g Gomega) string { return getWorkspace("locked")(g).Status.CredentialsSecret }).Should(BeEmpty())
+	})
+
 	It("should own an Ingress and a cert-manager Certificate when an ingress with TLS is asked for", func() {
 		ws := newWorkspace("tls")
 		ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{
@@ -307,10 +351,24 @@ var _ = Describe("Workspace Controller", func() {
 		}).Should(BeTrue())
 		Expect(suite.Client.Get(suite.Ctx, key("home-home"), pvc)).To(Succeed())
 		before := pvc.ResourceVersion
-		// envtest has no garbage collector: play it for alice's Pod.
-		Expect(client.IgnoreNotFound(suite.Client.Delete(suite.Ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "home", Namespace: "default"}},
-			client.GracePeriodSeconds(0)))).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("home"), &corev1.Pod{})) }).Should(BeTrue())
+		// envtest has no garbage collector: play it for alice's Pod, and for
+		// one that a reconcile still in flight (it read alice's Workspace
+		// before its deletion) creates after that: gone, and gone for a
+		// second.
+		Eventually(func() error {
+			p := &corev1.Pod{}
+			if err := suite.Client.Get(suite.Ctx, key("home"), p); err == nil {
+				_ = suite.Client.Delete(suite.Ctx, p, client.GracePeriodSeconds(0))
+				return fmt.Errorf("Pod home (owner %v) was there", p.OwnerReferences)
+			}
+			for range 10 {
+				time.Sleep(100 * time.Millisecond)
+				if err := suite.Client.Get(suite.Ctx, key("home"), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("Pod home is back (%v)", err)
+				}
+			}
+			return nil
+		}, "30s", "10ms").Should(Succeed())
 
 		bobs := newWorkspace("home")
 		bobs.Spec.User = "bob"

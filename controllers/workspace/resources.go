@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,7 @@ import (
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/expose"
+	"github.com/kubeforge/kubeforge/internal/secret"
 )
 
 // component is the app.kubernetes.io/component of a Workspace's objects.
@@ -56,22 +58,119 @@ func SelectorLabels(ws *idev1alpha1.Workspace) map[string]string {
 func Started(ws *idev1alpha1.Workspace) bool { return *ws.Spec.Started }
 
 // DesiredObjects are the objects a Workspace owns, built from its spec
-// alone: the home volume and the Service always, the Pod while started,
-// the Ingress and (with certManager) the Certificate when asked for.
-func DesiredObjects(ws *idev1alpha1.Workspace, certManager bool) []client.Object {
-	// The Pod right after its volume: it is what the user waits for.
+// and the manager's options: the home volume, the Service and the
+// NetworkPolicy always, auth (AuthSecret) when given, the Pod while
+// started, the Ingress and (with cert-manager) the Certificate when asked
+// for.
+func DesiredObjects(ws *idev1alpha1.Workspace, opts Options, auth *corev1.Secret) []client.Object {
+	// The Pod right after its volume (and the Secret it reads): it is what
+	// the user waits for.
 	objs := []client.Object{PVC(ws)}
+	if auth != nil {
+		objs = append(objs, auth)
+	}
 	if Started(ws) {
 		objs = append(objs, Pod(ws))
 	}
-	objs = append(objs, Service(ws))
+	objs = append(objs, Service(ws), NetworkPolicy(ws, opts.AllowFrom))
 	if ws.Spec.Ingress != nil {
 		objs = append(objs, Ingress(ws))
-		if ws.Spec.Ingress.TLS != nil && certManager {
+		if ws.Spec.Ingress.TLS != nil && opts.CertManager {
 			objs = append(objs, Certificate(ws))
 		}
 	}
 	return objs
+}
+
+// Options are the manager's settings that shape every Workspace's
+// objects.
+type Options struct {
+	// CertManager says that cert-manager's CRDs are installed, so
+	// Certificates can be created and watched.
+	CertManager bool
+	// AllowFrom are the namespaces whose Pods may reach an IDE: the
+	// ingress controller's, and any the administrator adds
+	// (--workspace-allow-namespaces).
+	AllowFrom []string
+}
+
+// Keys of the auth Secret.
+const (
+	PasswordKey       = "password"
+	HashedPasswordKey = "hashedPassword"
+)
+
+// PasswordLength is the length of a generated IDE password: 24 letters
+// and digits, about 143 bits.
+const PasswordLength = 24
+
+// AuthSecret is the Secret of a Workspace with auth mode Password, or nil.
+// It is created once (CreateOnly) and then left alone, so values is asked
+// for only when it does not exist yet: hashing costs 19 MiB and tens of
+// milliseconds. Deleting the Secret makes a new password, which the IDE
+// takes at its next start.
+func AuthSecret(ws *idev1alpha1.Workspace, exists bool, values func() (map[string][]byte, error)) (*corev1.Secret, error) {
+	if ws.Spec.Auth.Mode != idev1alpha1.AuthPassword {
+		return nil, nil
+	}
+	sec := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: objectMeta(ws, idev1alpha1.WorkspaceAuthSecretName(ws)),
+		Type:       corev1.SecretTypeOpaque,
+	}
+	engine.CreateOnly(sec)
+	if exists {
+		return sec, nil
+	}
+	data, err := values()
+	if err != nil {
+		return nil, err
+	}
+	sec.Data = data
+	return sec, nil
+}
+
+// NewPassword is a generated password and its argon2id hash, as the auth
+// Secret holds them.
+func NewPassword() (map[string][]byte, error) {
+	pw, err := secret.Random(PasswordLength)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := secret.Hash(pw)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{PasswordKey: []byte(pw), HashedPasswordKey: []byte(hash)}, nil
+}
+
+// NetworkPolicy admits traffic to the IDE's port only from Pods in the
+// allowed namespaces; every other source, other namespaces and the
+// Workspace's own included, is refused by a network plugin that enforces
+// NetworkPolicies. With no allowed namespace, nothing in the cluster may
+// reach the IDE (the kubelet's probes come from the node, which
+// NetworkPolicies do not govern).
+func NetworkPolicy(ws *idev1alpha1.Workspace, allowFrom []string) *networkingv1.NetworkPolicy {
+	np := &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: objectMeta(ws, ws.Name),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(ws)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		},
+	}
+	if len(allowFrom) > 0 {
+		port := intstr.FromInt32(ws.Spec.Port)
+		np.Spec.Ingress = append(np.Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: &port}},
+			From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: slices.Clone(allowFrom),
+				}},
+			}}},
+		})
+	}
+	return np
 }
 
 func objectMeta(ws *idev1alpha1.Workspace, name string) metav1.ObjectMeta {
@@ -106,7 +205,18 @@ func PVC(ws *idev1alpha1.Workspace) *corev1.PersistentVolumeClaim {
 func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
 	image, pullPolicy := ws.Spec.Image, ws.Spec.ImagePullPolicy
 	p := ws.Spec.Port
-	env := append([]corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(p)}}, ws.Spec.Env...)
+	env := []corev1.EnvVar{{Name: "PORT", Value: fmt.Sprint(p)}}
+	if ws.Spec.Auth.Mode == idev1alpha1.AuthPassword {
+		env = append(env, corev1.EnvVar{Name: "KUBEFORGE_IDE_AUTH", Value: "password"}, corev1.EnvVar{
+			Name: "HASHED_PASSWORD",
+			ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: idev1alpha1.WorkspaceAuthSecretName(ws)}, Key: HashedPasswordKey,
+			}},
+		})
+	} else {
+		env = append(env, corev1.EnvVar{Name: "KUBEFORGE_IDE_AUTH", Value: "none"})
+	}
+	env = append(env, ws.Spec.Env...)
 	labels := engine.CommonLabels(ws, component)
 	for k, v := range SelectorLabels(ws) {
 		labels[k] = v
@@ -122,7 +232,7 @@ func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
 		Ports:           []corev1.ContainerPort{{Name: "http", ContainerPort: p, Protocol: corev1.ProtocolTCP}},
 		VolumeMounts:    []corev1.VolumeMount{{Name: "home", MountPath: ws.Spec.Storage.MountPath}},
 		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(p), Scheme: corev1.URISchemeHTTP}},
+			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: ws.Spec.HealthPath, Port: intstr.FromInt32(p), Scheme: corev1.URISchemeHTTP}},
 			PeriodSeconds: 2, FailureThreshold: 3, SuccessThreshold: 1, TimeoutSeconds: 1,
 		},
 		SecurityContext: &corev1.SecurityContext{

@@ -16,9 +16,11 @@ package workspace
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -44,21 +46,27 @@ func TestDesiredObjects(t *testing.T) {
 		certManager bool
 		want        []string
 	}{
-		{"a started workspace has its volume, then its Pod (what the user waits for), then its Service", workspace(nil), true,
-			[]string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice"}},
-		{"a stopped workspace keeps its volume and Service only", workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Started = &stopped }), true,
-			[]string{"PersistentVolumeClaim/alice-home", "Service/alice"}},
+		{"a started workspace has its volume, its password, then its Pod (what the user waits for), then its Service and NetworkPolicy", workspace(nil), true,
+			[]string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Pod/alice", "Service/alice", "NetworkPolicy/alice"}},
+		{"a stopped workspace keeps its volume, password, Service and NetworkPolicy", workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Started = &stopped }), true,
+			[]string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Service/alice", "NetworkPolicy/alice"}},
+		{"auth None has no Secret", workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Auth.Mode = idev1alpha1.AuthNone }), true,
+			[]string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice", "NetworkPolicy/alice"}},
 		{"an ingress with TLS adds the Ingress and the Certificate", workspace(func(ws *idev1alpha1.Workspace) {
 			ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{Host: "alice.ide.example.com", TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt"}}}
-		}), true, []string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice", "Ingress/alice", "Certificate/alice-tls"}},
+		}), true, []string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Pod/alice", "Service/alice", "NetworkPolicy/alice", "Ingress/alice", "Certificate/alice-tls"}},
 		{"without cert-manager there is no Certificate", workspace(func(ws *idev1alpha1.Workspace) {
 			ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{Host: "alice.ide.example.com", TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt"}}}
-		}), false, []string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice", "Ingress/alice"}},
+		}), false, []string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Pod/alice", "Service/alice", "NetworkPolicy/alice", "Ingress/alice"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, o := range DesiredObjects(tc.ws, tc.certManager) {
+			auth, err := AuthSecret(tc.ws, true, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range DesiredObjects(tc.ws, Options{CertManager: tc.certManager}, auth) {
 				got = append(got, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName())
 			}
 			if !reflect.DeepEqual(got, tc.want) {
@@ -81,11 +89,23 @@ func TestPodRunsTheIDEAsNonRootWithItsHomeAndAProbe(t *testing.T) {
 	if sc := p.Spec.SecurityContext; sc == nil || !*sc.RunAsNonRoot || *sc.RunAsUser != 1000 || *sc.FSGroup != 1000 {
 		t.Errorf("pod security context = %+v, want non-root uid/fsGroup 1000", sc)
 	}
-	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Port.IntVal != 9000 {
-		t.Errorf("readiness probe = %+v, want HTTP on 9000", c.ReadinessProbe)
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Port.IntVal != 9000 || c.ReadinessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("readiness probe = %+v, want HTTP GET /healthz on 9000", c.ReadinessProbe)
 	}
-	if !reflect.DeepEqual(c.Env, []corev1.EnvVar{{Name: "PORT", Value: "9000"}, {Name: "THEME", Value: "dark"}}) {
+	hashed := corev1.EnvVar{Name: "HASHED_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "alice-auth"}, Key: "hashedPassword"}}}
+	if !reflect.DeepEqual(c.Env, []corev1.EnvVar{{Name: "PORT", Value: "9000"}, {Name: "KUBEFORGE_IDE_AUTH", Value: "password"}, hashed, {Name: "THEME", Value: "dark"}}) {
 		t.Errorf("env = %v", c.Env)
+	}
+	open := Pod(workspace(func(ws *idev1alpha1.Workspace) {
+		ws.Spec.Auth.Mode = idev1alpha1.AuthNone
+		ws.Spec.HealthPath = "/ready"
+	}))
+	if env := open.Spec.Containers[0].Env; !reflect.DeepEqual(env, []corev1.EnvVar{{Name: "PORT", Value: "8080"}, {Name: "KUBEFORGE_IDE_AUTH", Value: "none"}}) {
+		t.Errorf("auth None: env = %v, want no password", env)
+	}
+	if path := open.Spec.Containers[0].ReadinessProbe.HTTPGet.Path; path != "/ready" {
+		t.Errorf("healthPath /ready: probe path %s", path)
 	}
 	if c.VolumeMounts[0].MountPath != "/home/coder" || p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "alice-home" {
 		t.Errorf("home volume: mount %+v, volume %+v", c.VolumeMounts, p.Spec.Volumes)
@@ -133,5 +153,59 @@ func TestURL(t *testing.T) {
 	}
 	if ing := Ingress(ws); ing.Spec.TLS[0].SecretName != "alice-tls" || ing.Spec.Rules[0].Host != "a.example.com" {
 		t.Errorf("ingress = %+v", ing.Spec)
+	}
+}
+
+func TestAuthSecretIsGeneratedOnlyWhenMissing(t *testing.T) {
+	ws := workspace(nil)
+	calls := 0
+	values := func() (map[string][]byte, error) { calls++; return NewPassword() }
+	sec, err := AuthSecret(ws, true, values)
+	if err != nil || calls != 0 || sec.Data != nil {
+		t.Fatalf("existing Secret: calls %d, data %v, err %v: want no new password", calls, sec.Data, err)
+	}
+	if sec.Annotations[engine.AnnotationCreateOnly] != "true" {
+		t.Error("the auth Secret must be create-only: its password is never rewritten")
+	}
+	sec, err = AuthSecret(ws, false, values)
+	if err != nil || calls != 1 {
+		t.Fatalf("missing Secret: calls %d, err %v", calls, err)
+	}
+	pw, hash := string(sec.Data[PasswordKey]), string(sec.Data[HashedPasswordKey])
+	if len(pw) != PasswordLength || !strings.HasPrefix(hash, "$argon2id$v=19$") || strings.Contains(hash, pw) {
+		t.Errorf("password %d characters, hash %q: want %d characters and its argon2id hash", len(pw), hash, PasswordLength)
+	}
+	other, _ := NewPassword()
+	if string(other[PasswordKey]) == pw {
+		t.Error("two generated passwords are equal")
+	}
+	if sec, _ := AuthSecret(workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Auth.Mode = idev1alpha1.AuthNone }), false, values); sec != nil || calls != 1 {
+		t.Errorf("auth None: Secret %v", sec)
+	}
+}
+
+func TestNetworkPolicyAdmitsOnlyTheAllowedNamespacesOnTheIDEPort(t *testing.T) {
+	ws := workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Port = 9000 })
+	np := NetworkPolicy(ws, []string{"ingress-nginx", "ide-gateway"})
+	if !reflect.DeepEqual(np.Spec.PodSelector.MatchLabels, map[string]string{idev1alpha1.WorkspaceLabel: "alice"}) {
+		t.Errorf("pod selector = %v", np.Spec.PodSelector)
+	}
+	if !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(np.Spec.Ingress) != 1 {
+		t.Fatalf("policy = %+v", np.Spec)
+	}
+	rule := np.Spec.Ingress[0]
+	if len(rule.Ports) != 1 || rule.Ports[0].Port.IntVal != 9000 || *rule.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("ports = %+v, want TCP 9000 only", rule.Ports)
+	}
+	if len(rule.From) != 1 || rule.From[0].PodSelector != nil || rule.From[0].IPBlock != nil {
+		t.Fatalf("from = %+v, want one namespace selector", rule.From)
+	}
+	req := rule.From[0].NamespaceSelector.MatchExpressions
+	if len(req) != 1 || req[0].Key != "kubernetes.io/metadata.name" || req[0].Operator != metav1.LabelSelectorOpIn ||
+		!reflect.DeepEqual(req[0].Values, []string{"ingress-nginx", "ide-gateway"}) {
+		t.Errorf("namespace selector = %+v", req)
+	}
+	if closed := NetworkPolicy(ws, nil); len(closed.Spec.Ingress) != 0 || len(closed.Spec.PolicyTypes) != 1 {
+		t.Errorf("no allowed namespace: %+v, want ingress denied to all", closed.Spec)
 	}
 }

@@ -153,6 +153,7 @@ func computeStatus(ws *idev1alpha1.Workspace, o observed) {
 	st := &ws.Status
 	st.ObservedGeneration = ws.Generation
 	st.URL = idev1alpha1.WorkspaceURL(ws)
+	st.CredentialsSecret = idev1alpha1.WorkspaceCredentialsSecret(ws)
 	st.StartedAt = o.startedAt
 	conds := conditions.For(ws, &st.Conditions)
 	set := conds.Set

@@ -33,6 +33,6 @@ var suite = &testenv.ControllerSuite[*workspace.Reconciler]{}
 
 func TestWorkspaceController(t *testing.T) {
 	testenv.RunController(t, suite, workspace.Types(true), func(_ ctrl.Manager, c client.Client, eng *engine.Engine) *workspace.Reconciler {
-		return &workspace.Reconciler{CertManager: true, Client: c, Engine: eng}
+		return &workspace.Reconciler{Options: workspace.Options{CertManager: true, AllowFrom: []string{"ingress-nginx"}}, Client: c, Engine: eng}
 	}, testenv.WithCertManagerCRDs())
 }

@@ -141,6 +141,7 @@ func info(ws *idev1alpha1.Workspace) *idev1.PodSpaceInfo {
 	return &idev1.PodSpaceInfo{
 		Namespace: ws.Namespace, Name: ws.Name, Phase: string(ws.Status.Phase),
 		NodeName: ws.Status.NodeName, PodIp: ws.Status.PodIP, Port: port, Url: ws.Status.URL,
+		CredentialsSecret: idev1alpha1.WorkspaceCredentialsSecret(ws),
 	}
 }
 

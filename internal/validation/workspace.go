@@ -17,6 +17,7 @@ package validation
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -74,14 +75,14 @@ func Workspace(ws *idev1alpha1.Workspace) field.ErrorList {
 			[]string{string(idev1alpha1.ReclaimDelete), string(idev1alpha1.ReclaimRetain)}))
 	}
 
-	envNames := map[string]bool{"PORT": true}
+	envNames := map[string]bool{}
 	for i, e := range ws.Spec.Env {
 		p := spec.Child("env").Index(i)
 		for _, msg := range utilvalidation.IsEnvVarName(e.Name) {
 			errs = append(errs, field.Invalid(p.Child("name"), e.Name, msg))
 		}
-		if e.Name == "PORT" {
-			errs = append(errs, field.Invalid(p.Child("name"), e.Name, "is set by the operator from spec.port"))
+		if why, set := operatorEnv[e.Name]; set {
+			errs = append(errs, field.Invalid(p.Child("name"), e.Name, "is set by the operator "+why))
 		} else if envNames[e.Name] {
 			errs = append(errs, field.Duplicate(p.Child("name"), e.Name))
 		}
@@ -97,6 +98,15 @@ func Workspace(ws *idev1alpha1.Workspace) field.ErrorList {
 	}
 	if d := ws.Spec.MaxRunDuration; d != nil && d.Duration <= 0 {
 		errs = append(errs, field.Invalid(spec.Child("maxRunDuration"), d.Duration.String(), "must be greater than 0"))
+	}
+	switch ws.Spec.Auth.Mode {
+	case "", idev1alpha1.AuthPassword, idev1alpha1.AuthNone:
+	default:
+		errs = append(errs, field.NotSupported(spec.Child("auth", "mode"), ws.Spec.Auth.Mode,
+			[]idev1alpha1.AuthMode{idev1alpha1.AuthPassword, idev1alpha1.AuthNone}))
+	}
+	if hp := ws.Spec.HealthPath; hp != "" && (!strings.HasPrefix(hp, "/") || len(hp) > 1024 || strings.ContainsAny(hp, " \t\r\n?#")) {
+		errs = append(errs, field.Invalid(spec.Child("healthPath"), hp, "must be an absolute URL path without query, e.g. /healthz"))
 	}
 	if in := ws.Spec.Ingress; in != nil {
 		ip := spec.Child("ingress")
@@ -120,6 +130,14 @@ func Workspace(ws *idev1alpha1.Workspace) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// operatorEnv are the IDE container's variables the operator sets, and
+// from what.
+var operatorEnv = map[string]string{
+	"PORT":               "from spec.port",
+	"HASHED_PASSWORD":    "from the Secret <name>-auth (spec.auth)",
+	"KUBEFORGE_IDE_AUTH": "from spec.auth.mode",
 }
 
 // WorkspaceUpdate returns every problem with a change to a

@@ -75,10 +75,15 @@ func TestValidateWorkspace(t *testing.T) {
 				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 			}
 		}, want: []string{"spec.resources.requests[cpu]"}},
-		"reject a zero storage size":       {mutate: func(w *W) { q := resource.MustParse("0"); w.Spec.Storage.Size = &q }, want: []string{"spec.storage.size"}},
-		"reject a relative mount path":     {mutate: func(w *W) { w.Spec.Storage.MountPath = "home/../x" }, want: []string{"spec.storage.mountPath"}},
-		"reject a user that is no label":   {mutate: func(w *W) { w.Spec.User = "alice smith" }, want: []string{"spec.user"}},
-		"reject a negative maxRunDuration": {mutate: func(w *W) { w.Spec.MaxRunDuration = &metav1.Duration{Duration: -time.Hour} }, want: []string{"spec.maxRunDuration"}},
+		"reject a zero storage size":                       {mutate: func(w *W) { q := resource.MustParse("0"); w.Spec.Storage.Size = &q }, want: []string{"spec.storage.size"}},
+		"reject a relative mount path":                     {mutate: func(w *W) { w.Spec.Storage.MountPath = "home/../x" }, want: []string{"spec.storage.mountPath"}},
+		"reject a user that is no label":                   {mutate: func(w *W) { w.Spec.User = "alice smith" }, want: []string{"spec.user"}},
+		"reject a negative maxRunDuration":                 {mutate: func(w *W) { w.Spec.MaxRunDuration = &metav1.Duration{Duration: -time.Hour} }, want: []string{"spec.maxRunDuration"}},
+		"reject an unknown auth mode":                      {mutate: func(w *W) { w.Spec.Auth.Mode = "Token" }, want: []string{"spec.auth.mode"}},
+		"reject a healthPath that is not an absolute path": {mutate: func(w *W) { w.Spec.HealthPath = "healthz?x=1" }, want: []string{"spec.healthPath"}},
+		"reject env the operator sets for auth": {mutate: func(w *W) {
+			w.Spec.Env = []corev1.EnvVar{{Name: "HASHED_PASSWORD", Value: "x"}, {Name: "KUBEFORGE_IDE_AUTH", Value: "none"}}
+		}, want: []string{"spec.env[0].name", "spec.env[1].name"}},
 		"reject PORT and duplicate env names": {mutate: func(w *W) {
 			w.Spec.Env = []corev1.EnvVar{{Name: "PORT", Value: "1"}, {Name: "A", Value: "1"}, {Name: "A", Value: "2"}}
 		}, want: []string{"spec.env[0].name", "spec.env[2].name"}},

@@ -28,3 +28,18 @@ func WorkspaceURL(ws *Workspace) string {
 	}
 	return fmt.Sprintf("http://%s.%s.svc:%d", ws.Name, ws.Namespace, ws.Spec.Port)
 }
+
+// WorkspaceCredentialsSecret is the Secret that holds the password of a
+// Workspace's IDE (key password), or "" when it has no login (auth mode
+// None). The controller reports it in status and the API answers with it.
+// ws is defaulted.
+func WorkspaceCredentialsSecret(ws *Workspace) string {
+	if ws.Spec.Auth.Mode != AuthPassword {
+		return ""
+	}
+	return WorkspaceAuthSecretName(ws)
+}
+
+// WorkspaceAuthSecretName is the name of the Secret for a Workspace's
+// password: <name>-auth.
+func WorkspaceAuthSecretName(ws *Workspace) string { return ws.Name + "-auth" }

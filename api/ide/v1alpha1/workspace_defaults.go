@@ -43,6 +43,12 @@ func DefaultWorkspace(ws *Workspace) {
 	if s.Storage.MountPath == "" {
 		s.Storage.MountPath = WorkspaceDefaultMountPath
 	}
+	if s.Auth.Mode == "" {
+		s.Auth.Mode = AuthPassword
+	}
+	if s.HealthPath == "" {
+		s.HealthPath = WorkspaceDefaultHealthPath
+	}
 	if s.Storage.ReclaimPolicy == "" {
 		s.Storage.ReclaimPolicy = ReclaimDelete
 	}

@@ -25,6 +25,9 @@ const (
 	WorkspaceDefaultImage = "docker.io/codercom/code-server:4.96.4"
 	// WorkspaceDefaultPort is the port the IDE listens on by default.
 	WorkspaceDefaultPort int32 = 8080
+	// WorkspaceDefaultHealthPath is the readiness probe's path by default:
+	// code-server's health endpoint.
+	WorkspaceDefaultHealthPath = "/healthz"
 	// WorkspaceDefaultMountPath is where the home volume is mounted by default.
 	WorkspaceDefaultMountPath = "/home/coder"
 	// WorkspaceUID is the user and group the IDE runs as (code-server's "coder").
@@ -110,6 +113,22 @@ type WorkspaceSpec struct {
 	// Certificate when tls.issuerRef is given.
 	// +optional
 	Ingress *WorkspaceIngress `json:"ingress,omitempty"`
+
+	// auth is how the IDE tells its user from anyone else who reaches it.
+	// Defaults to a generated password.
+	// +kubebuilder:default={}
+	// +optional
+	Auth WorkspaceAuth `json:"auth,omitempty"`
+
+	// healthPath is the HTTP path of the IDE's readiness probe: the
+	// workspace is Running once the IDE answers it with 2xx or 3xx.
+	// Defaults to /healthz, code-server's health endpoint, which answers
+	// without a login.
+	// +kubebuilder:validation:Pattern=`^/`
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:default="/healthz"
+	// +optional
+	HealthPath string `json:"healthPath,omitempty"`
 }
 
 // WorkspaceStorage is the home volume of a Workspace.
@@ -140,6 +159,33 @@ type WorkspaceStorage struct {
 	// +kubebuilder:default=Delete
 	// +optional
 	ReclaimPolicy ReclaimPolicy `json:"reclaimPolicy,omitempty"`
+}
+
+// AuthMode is how an IDE asks who is there.
+type AuthMode string
+
+const (
+	// AuthPassword gives the IDE the hash of a password generated into the
+	// Secret <name>-auth (key password).
+	AuthPassword AuthMode = "Password"
+	// AuthNone runs the IDE without a login.
+	AuthNone AuthMode = "None"
+)
+
+// WorkspaceAuth is how the IDE tells its user from anyone else.
+type WorkspaceAuth struct {
+	// mode: Password (the default) generates a password once, from
+	// crypto/rand, into the Secret <name>-auth that the Workspace owns
+	// (keys password and hashedPassword), and gives the IDE only its
+	// argon2id hash (env HASHED_PASSWORD, from the Secret); the IDE's login
+	// page asks for it. None runs the IDE without a login (env
+	// KUBEFORGE_IDE_AUTH=none): anyone who reaches its port gets a shell
+	// as the workspace's user, so choose it only behind a proxy that
+	// authenticates, and keep the NetworkPolicy.
+	// +kubebuilder:validation:Enum=Password;None
+	// +kubebuilder:default=Password
+	// +optional
+	Mode AuthMode `json:"mode,omitempty"`
 }
 
 // WorkspaceIngress routes a host name to the IDE.
@@ -224,6 +270,12 @@ type WorkspaceStatus struct {
 	// nodeName is the node the IDE runs on.
 	// +optional
 	NodeName string `json:"nodeName,omitempty"`
+
+	// credentialsSecret is the Secret that holds the IDE's password (key
+	// password); empty with auth mode None. Reading it needs get on
+	// secrets in the namespace.
+	// +optional
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 
 	// url of the IDE: http://<name>.<namespace>.svc:<port>, or the ingress
 	// host (https:// when tls is set).

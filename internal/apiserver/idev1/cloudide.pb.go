@@ -187,16 +187,20 @@ func (x *QueryOption) GetName() string {
 
 // PodSpaceInfo is where a workspace's IDE runs.
 type PodSpaceInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Phase         string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
-	NodeName      string                 `protobuf:"bytes,4,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
-	PodIp         string                 `protobuf:"bytes,5,opt,name=pod_ip,json=podIp,proto3" json:"pod_ip,omitempty"`
-	Port          int32                  `protobuf:"varint,6,opt,name=port,proto3" json:"port,omitempty"`
-	Url           string                 `protobuf:"bytes,7,opt,name=url,proto3" json:"url,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Phase     string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
+	NodeName  string                 `protobuf:"bytes,4,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
+	PodIp     string                 `protobuf:"bytes,5,opt,name=pod_ip,json=podIp,proto3" json:"pod_ip,omitempty"`
+	Port      int32                  `protobuf:"varint,6,opt,name=port,proto3" json:"port,omitempty"`
+	Url       string                 `protobuf:"bytes,7,opt,name=url,proto3" json:"url,omitempty"`
+	// credentials_secret is the Secret in the namespace that holds the IDE's
+	// password (key "password"); reading it needs get on secrets. Empty when
+	// the workspace has no login (auth mode None).
+	CredentialsSecret string `protobuf:"bytes,8,opt,name=credentials_secret,json=credentialsSecret,proto3" json:"credentials_secret,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PodSpaceInfo) Reset() {
@@ -274,6 +278,13 @@ func (x *PodSpaceInfo) GetPort() int32 {
 func (x *PodSpaceInfo) GetUrl() string {
 	if x != nil {
 		return x.Url
+	}
+	return ""
+}
+
+func (x *PodSpaceInfo) GetCredentialsSecret() string {
+	if x != nil {
+		return x.CredentialsSecret
 	}
 	return ""
 }
@@ -411,7 +422,7 @@ const file_kubeforge_ide_v1_cloudide_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"?\n" +
 	"\vQueryOption\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\xb0\x01\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\xdf\x01\n" +
 	"\fPodSpaceInfo\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -419,7 +430,8 @@ const file_kubeforge_ide_v1_cloudide_proto_rawDesc = "" +
 	"\tnode_name\x18\x04 \x01(\tR\bnodeName\x12\x15\n" +
 	"\x06pod_ip\x18\x05 \x01(\tR\x05podIp\x12\x12\n" +
 	"\x04port\x18\x06 \x01(\x05R\x04port\x12\x10\n" +
-	"\x03url\x18\a \x01(\tR\x03url\"S\n" +
+	"\x03url\x18\a \x01(\tR\x03url\x12-\n" +
+	"\x12credentials_secret\x18\b \x01(\tR\x11credentialsSecret\"S\n" +
 	"\tPodStatus\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
