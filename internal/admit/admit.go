@@ -54,6 +54,12 @@ type Kind[T client.Object] struct {
 	// Secrets are the Secrets the object makes the operator read or mount;
 	// the validating webhook checks that the requester may get each one.
 	Secrets func(T) []validation.SecretRef
+	// Transition, when set, holds rules about what a request asks for that
+	// only admission applies, not the reconciler: a new object, or a change
+	// (old is nil on a create). A rule that arrives with an operator
+	// upgrade (e.g. the installer's version range) then refuses new
+	// requests without making objects stored before it invalid.
+	Transition func(oldObj, newObj T) field.ErrorList
 }
 
 // With returns the kind with rules added to its create and update
@@ -157,6 +163,10 @@ type validator[T client.Object] struct {
 
 func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
 	errs := v.kind.ValidateCreate(obj)
+	if v.kind.Transition != nil {
+		var none T
+		errs = append(errs, v.kind.Transition(none, obj)...)
+	}
 	if len(errs) == 0 {
 		errs = v.secretAccess(ctx, obj, nil)
 	}
@@ -170,6 +180,9 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 		return nil, nil
 	}
 	errs := v.kind.ValidateUpdate(oldObj, newObj)
+	if v.kind.Transition != nil {
+		errs = append(errs, v.kind.Transition(oldObj, newObj)...)
+	}
 	if len(errs) == 0 {
 		errs = v.secretAccess(ctx, newObj, v.kind.Secrets(oldObj))
 	}

@@ -112,6 +112,39 @@ func KubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) field.ErrorList {
 	return errs
 }
 
+// InstallerVersion refuses a spec.version that the installer image
+// cannot install, when the image is one of clusterv1alpha1.InstallerReleases
+// (the default). It is a transition rule: it applies to a new cluster, and
+// to a change of the version or the installer image, so that a cluster
+// stored before the rule (or before the default image changed) can still
+// be edited otherwise.
+func InstallerVersion(oldKC, newKC *clusterv1alpha1.KubernetesCluster) field.ErrorList {
+	if oldKC != nil && oldKC.Spec.Version == newKC.Spec.Version && installerImage(oldKC) == installerImage(newKC) {
+		return nil
+	}
+	image := installerImage(newKC)
+	r, known := clusterv1alpha1.InstallerReleaseOf(image)
+	if _, ok := clusterv1alpha1.ParseVersion(newKC.Spec.Version); !ok || !known {
+		return nil
+	}
+	v := newKC.Spec.Version
+	if clusterv1alpha1.CompareVersions(v, r.Min) >= 0 && clusterv1alpha1.CompareVersions(v, r.Max) <= 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "version"), v, fmt.Sprintf(
+		"the installer image %s installs Kubernetes %s to %s; choose a version in that range, or name in spec.installer.image an installer image that installs %s",
+		image, r.Min, r.Max, v))}
+}
+
+// installerImage is the image the operations will run: the default one
+// when none is named.
+func installerImage(kc *clusterv1alpha1.KubernetesCluster) string {
+	if kc.Spec.Installer.Image == "" {
+		return clusterv1alpha1.DefaultInstallerImage
+	}
+	return kc.Spec.Installer.Image
+}
+
 func validateHost(h clusterv1alpha1.Host, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if net.ParseIP(h.Address) == nil && len(utilvalidation.IsDNS1123Subdomain(h.Address)) > 0 {

@@ -154,3 +154,43 @@ func FuzzKubernetesCluster(f *testing.F) {
 		}
 	})
 }
+
+func TestInstallerVersion(t *testing.T) {
+	type K = clusterv1alpha1.KubernetesCluster
+	at := func(version, image string) *K {
+		k := cluster(nil)
+		k.Spec.Version, k.Spec.Installer.Image = version, image
+		return k
+	}
+	const own = "registry.example.com/kubespray:v2.28.0"
+	cases := map[string]struct {
+		old, new *K
+		want     bool // refused
+	}{
+		"create: the default image's default version":          {nil, at("v1.31.4", ""), false},
+		"create: the default image's lowest version":           {nil, at("v1.29.0", clusterv1alpha1.DefaultInstallerImage), false},
+		"create: below the default image's range":              {nil, at("v1.28.12", ""), true},
+		"create: above the default image's range":              {nil, at("v1.32.0", ""), true},
+		"create: above it, the default image named explicitly": {nil, at("v1.32.0", clusterv1alpha1.DefaultInstallerImage), true},
+		"create: above it, with an image the user names":       {nil, at("v1.32.0", own), false},
+		"update: upgrade past the range":                       {at("v1.31.4", ""), at("v1.32.0", ""), true},
+		"update: upgrade with the user's image":                {at("v1.31.4", ""), at("v1.32.0", own), false},
+		"update: a cluster stored past the range, otherwise edited": {at("v1.32.0", ""), func() *K {
+			k := at("v1.32.0", "")
+			k.Spec.Paused = true
+			return k
+		}(), false},
+		"update: back to the default image past its range": {at("v1.32.0", own), at("v1.32.0", ""), true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			errs := InstallerVersion(tc.old, tc.new)
+			if refused := len(errs) > 0; refused != tc.want {
+				t.Fatalf("refused = %v, want %v: %v", refused, tc.want, errs)
+			}
+			if tc.want && (errs[0].Field != "spec.version" || !strings.Contains(errs[0].Detail, "installs Kubernetes v1.29.0 to v1.31.4")) {
+				t.Errorf("error = %v: want spec.version naming the range", errs[0])
+			}
+		})
+	}
+}

@@ -94,7 +94,10 @@ var _ = Describe("KubernetesCluster", Ordered, Label("kubernetescluster"), func(
 	})
 
 	It("should upgrade", func() {
-		kubectlPatch(`[{"op":"replace","path":"/spec/version","value":"v1.32.0"}]`)
+		// v1.32.0 is past what the default installer image (kubespray
+		// v2.27.0) installs: the upgrade names its installer image.
+		kubectlPatch(`[{"op":"replace","path":"/spec/version","value":"v1.32.0"},` +
+			`{"op":"replace","path":"/spec/installer/image","value":"quay.io/kubespray/kubespray:v2.28.0"}]`)
 		Eventually(func(g Gomega) string { return prod(g).Status.CurrentOperation }).Should(HavePrefix("upgrade-"))
 		kc := reaches(clusterv1alpha1.PhaseRunning)
 		Expect(kc.Status.Version).To(Equal("v1.32.0"))

@@ -49,3 +49,40 @@ func CompareVersions(a, b string) int {
 	}
 	return 0
 }
+
+// InstallerRelease is the range of Kubernetes versions one installer
+// image can install.
+type InstallerRelease struct {
+	// Images are the image references of the release (its registries).
+	Images []string
+	// Min and Max are the lowest and highest Kubernetes versions it can
+	// install, both included.
+	Min, Max string
+	// Source says where the range comes from.
+	Source string
+}
+
+// InstallerReleases are the installer images whose range the operator
+// knows: the default one. A kubespray release installs the Kubernetes
+// versions whose binaries it has checksums for (kubelet_checksums in
+// roles/kubespray-defaults/defaults/main/checksums.yml at the release's
+// tag); docs/kubernetescluster.md has the table. An image not listed here
+// is the user's choice, and its range is not checked.
+var InstallerReleases = []InstallerRelease{{
+	Images: []string{DefaultInstallerImage, "docker.io/kubespray/kubespray:v2.27.0"},
+	Min:    "v1.29.0",
+	Max:    "v1.31.4",
+	Source: "kubespray v2.27.0: kube_version v1.31.4 by default, kubelet checksums for v1.29.0 to v1.31.4",
+}}
+
+// InstallerReleaseOf is the known release of an installer image.
+func InstallerReleaseOf(image string) (InstallerRelease, bool) {
+	for _, r := range InstallerReleases {
+		for _, i := range r.Images {
+			if i == image {
+				return r, true
+			}
+		}
+	}
+	return InstallerRelease{}, false
+}

@@ -70,7 +70,20 @@ var _ = Describe("KubernetesCluster webhooks", func() {
 			`{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"nodes":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"}}`, "spec.nodes[0].address"),
 		Entry("an even number of etcd members", "even-etcd",
 			`{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"etcd":[{"address":"10.0.1.1"},{"address":"10.0.1.2"}],"sshSecretRef":{"name":"ssh"}}`, "spec.etcd"),
+		Entry("a version the default installer image cannot install", "past-installer",
+			`{"version":"v1.32.0","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"}}`, "spec.version"),
 	)
+
+	It("should admit a version past the default installer's range with an installer image the user names, and refuse an upgrade past it without one", func() {
+		named := clusterJSON("own-installer", `{"version":"v1.32.0","installer":{"image":"quay.io/kubespray/kubespray:v2.28.0"},"masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"ssh"}}`)
+		Expect(suite.Client.Create(suite.Ctx, named)).To(Succeed())
+		u := clusterJSON("upgrade-past", valid)
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+		err := patch(u, `[{"op":"replace","path":"/spec/version","value":"v1.32.0"}]`)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("the installer image quay.io/kubespray/kubespray:v2.27.0 installs Kubernetes v1.29.0 to v1.31.4"))
+		Expect(patch(u, `[{"op":"replace","path":"/spec/version","value":"v1.32.0"},{"op":"replace","path":"/spec/installer/image","value":"quay.io/kubespray/kubespray:v2.28.0"}]`)).To(Succeed())
+	})
 
 	DescribeTable("should reject what the schema refuses",
 		func(name, spec, message string) {

@@ -38,6 +38,8 @@ func SetupKubernetesClusterWebhookWithManager(mgr ctrl.Manager) error {
 // installer images that images does not allow (--installer-images).
 func KubernetesClusterWebhook(images validation.ImagePolicy) func(ctrl.Manager) error {
 	return func(mgr ctrl.Manager) error {
-		return admit.Register(mgr, admit.KubernetesCluster.With(validation.InstallerImages(images)))
+		k := admit.KubernetesCluster.With(validation.InstallerImages(images))
+		k.Transition = validation.InstallerVersion
+		return admit.Register(mgr, k)
 	}
 }
