@@ -51,7 +51,8 @@ func CompareVersions(a, b string) int {
 }
 
 // InstallerRelease is the range of Kubernetes versions one installer
-// image can install.
+// image can install. It is the operator's knowledge, not part of the API.
+// +kubebuilder:object:generate=false
 type InstallerRelease struct {
 	// Images are the image references of the release (its registries).
 	Images []string
