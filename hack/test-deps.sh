@@ -3,8 +3,9 @@
 # are missing: nginx with its stream module (Balancer traffic tests) and
 # nss_wrapper (lets `nginx -t` resolve cluster DNS names to loopback), and
 # python3 and ansible-core (run the KubernetesCluster installer's kubeconfig
-# uploader, inventory and precheck playbook), openssh-client (the installer's
-# host-key checks, run against a loopback SSH server), and MariaDB and PostgreSQL
+# uploader, inventory and precheck playbook), openssh-client and
+# openssh-server (the installer's host-key checks, and the precheck over real
+# SSH to an sshd the test starts on loopback), and MariaDB and PostgreSQL
 # servers (Platform databases; the tests start their own on loopback, see
 # internal/test/testdb), and Prometheus with promtool (the e2e suite scrapes the
 # manager with a Prometheus of its own; promtool checks the alert rules).
@@ -15,7 +16,7 @@
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client mariadb-server postgresql prometheus
+packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client openssh-server mariadb-server postgresql prometheus
   libseccomp-dev pkg-config iptables openssl curl gpgv xz-utils debian-archive-keyring)
 missing=()
 for p in "${packages[@]}"; do

@@ -87,7 +87,7 @@ func finish(kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation
 	st.CurrentOperation = ""
 	switch op.Type {
 	case clusterv1alpha1.OpPrecheck:
-		op.Message = "Every host is reachable over SSH, runs a supported OS and has the Kubernetes ports free"
+		op.Message = "Every host is reachable over SSH, runs a supported OS, has the memory, disk and clock Kubernetes needs and its ports free"
 	case clusterv1alpha1.OpCreate:
 		st.Version = op.Version
 		st.InstalledNodes = append([]string(nil), op.Hosts...)
