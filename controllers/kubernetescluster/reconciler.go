@@ -296,6 +296,12 @@ func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesC
 			}
 		}
 		message = cmp.Or(message, "The installer failed")
+		if reason == batchv1.JobReasonDeadlineExceeded && job.Spec.ActiveDeadlineSeconds != nil {
+			// The installer got SIGTERM (run.sh passes it on to ansible) and
+			// its output may end anywhere: say first that it timed out.
+			message = fmt.Sprintf("Timed out after %s (spec.installer.timeout): the installer was stopped. %s",
+				time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second, message)
+		}
 		finish(kc, op, false, cmp.Or(reason, ReasonOperationFailed), message, &now)
 		r.Engine.Warn(kc, "OperationFailed", "Run", "Operation %s failed (%s): %s", op.ID, op.Reason, message)
 		return false, nil

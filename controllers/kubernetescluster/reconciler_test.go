@@ -245,6 +245,7 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		finishJob("slow-precheck-1", "DeadlineExceeded")
 		Eventually(phase("slow")).Should(Equal(clusterv1alpha1.PhaseFailed))
 		Expect(operations("slow")[0].Reason).To(Equal("DeadlineExceeded"))
+		Expect(operations("slow")[0].Message).To(HavePrefix("Timed out after 1h0m0s (spec.installer.timeout): the installer was stopped."))
 		_ = kc
 	})
 

@@ -18,6 +18,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -25,7 +26,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 )
@@ -108,5 +112,69 @@ func TestStoreKubeconfigPatchesTheSecret(t *testing.T) {
 	}
 	if patch.Data["kubeconfig"] != base64.StdEncoding.EncodeToString(kubeconfig) {
 		t.Errorf("patch %s does not carry the kubeconfig", r.body)
+	}
+}
+
+// The deadline's SIGTERM reaches the step that runs: the script passes it
+// on to ansible-playbook (here a stand-in that records it), waits for it to
+// end, and exits 143. Without that, a shell ends (or, as PID 1, ignores the
+// signal) and leaves ansible running until SIGKILL.
+func TestScriptPassesSIGTERMToTheStep(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	for _, d := range []string{bin, filepath.Join(dir, "given"), filepath.Join(dir, "work")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := filepath.Join(dir, "got")
+	fake := "#!/bin/sh\ntrap 'echo TERM > " + got + "; exit 143' TERM\necho started > " + got + "\nwhile :; do sleep 0.1; done\n"
+	if err := os.WriteFile(filepath.Join(bin, "ansible-playbook"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A known_hosts in the SSH Secret: strict checking, nothing to record.
+	if err := os.WriteFile(filepath.Join(dir, "given", KnownHostsKey), []byte("[10.0.0.10]:22 ssh-ed25519 AAAA\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "run.sh")
+	if err := os.WriteFile(script, []byte(Script(cluster(nil), clusterv1alpha1.Operation{ID: "create-2", Type: clusterv1alpha1.OpCreate})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", script)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"),
+		"KUBEFORGE_GIVEN_HOSTS_DIR="+filepath.Join(dir, "given"), "KUBEFORGE_SSH_WORK_DIR="+filepath.Join(dir, "work"))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// Its own process group, so that nothing it started outlives the test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	read := func() string { b, _ := os.ReadFile(got); return strings.TrimSpace(string(b)) }
+	for deadline := time.Now().Add(10 * time.Second); read() != "started"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the step did not start:\n%s", out.String())
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 143 {
+			t.Fatalf("the script ended with %v, want exit status 143:\n%s", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the script did not end after SIGTERM:\n%s", out.String())
+	}
+	if read() != "TERM" {
+		t.Fatalf("ansible-playbook did not get SIGTERM (it wrote %q):\n%s", read(), out.String())
+	}
+	if !strings.Contains(out.String(), "kubeforge: stopping the operation (SIGTERM)") {
+		t.Errorf("the script did not say why it stopped:\n%s", out.String())
 	}
 }
