@@ -138,7 +138,8 @@ var _ = Describe("Workspace Controller", func() {
 		Expect(sec.Data["password"]).To(HaveLen(workspace.PasswordLength))
 		Expect(string(sec.Data["hashedPassword"])).To(HavePrefix("$argon2id$v=19$"))
 		Expect(string(sec.Data["hashedPassword"])).NotTo(ContainSubstring(string(sec.Data["password"])))
-		pod := getPod("locked")(Default)
+		var pod *corev1.Pod
+		Eventually(func(g Gomega) { pod = getPod("locked")(g) }).Should(Succeed())
 		env := map[string]corev1.EnvVar{}
 		for _, e := range pod.Spec.Containers[0].Env {
 			env[e.Name] = e
