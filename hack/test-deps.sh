@@ -16,7 +16,7 @@
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client openssh-server mariadb-server postgresql prometheus
+packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client openssh-server sudo mariadb-server postgresql prometheus
   libseccomp-dev pkg-config iptables openssl curl gpgv xz-utils debian-archive-keyring)
 missing=()
 for p in "${packages[@]}"; do

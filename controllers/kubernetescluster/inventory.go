@@ -144,7 +144,7 @@ func hostNameOf(kc *clusterv1alpha1.KubernetesCluster, address string) string {
 			}
 		}
 	}
-	return HostName(clusterv1alpha1.Host{Address: address})
+	return HostName(clusterv1alpha1.Host{Address: address, Name: kc.Status.NodeNames[address]})
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -174,7 +174,8 @@ func CallbackSecret(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Op
 func installedHosts(kc *clusterv1alpha1.KubernetesCluster) []clusterv1alpha1.Host {
 	var out []clusterv1alpha1.Host
 	for _, a := range kc.Status.InstalledNodes {
-		h := clusterv1alpha1.Host{Address: a}
+		// A worker no longer in the spec keeps the name it was installed under.
+		h := clusterv1alpha1.Host{Address: a, Name: kc.Status.NodeNames[a]}
 		for _, n := range kc.Spec.Nodes {
 			if n.Address == a {
 				h = n

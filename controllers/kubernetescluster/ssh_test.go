@@ -25,12 +25,15 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 )
@@ -39,6 +42,7 @@ import (
 // test on loopback addresses with a host key, a config and an authorized
 // key of its own, all in a temporary directory.
 type sshd struct {
+	log        string // path of its log
 	port       int
 	clientKey  string // path of the client's private key
 	knownHosts string // path of a known_hosts file that pins its host key
@@ -92,7 +96,9 @@ func startSSHD(t *testing.T, addrs ...string) *sshd {
 	fmt.Fprintf(&cfg, "HostKey %s\nAuthorizedKeysFile %s\nPidFile %s\n", write("host_key", hostPEM),
 		write("authorized_keys", ssh.MarshalAuthorizedKey(clientPub)), filepath.Join(dir, "sshd.pid"))
 	cfg.WriteString("UsePAM no\nStrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n" +
-		"PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nLogLevel ERROR\n")
+		"PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nLogLevel INFO\n" +
+		// Room for the connections ansible opens at once.
+		"MaxStartups 100\nMaxSessions 100\n")
 	config := write("sshd_config", []byte(cfg.String()))
 
 	// As root, sshd wants its privilege separation directory; made here
@@ -131,7 +137,7 @@ func startSSHD(t *testing.T, addrs ...string) *sshd {
 			t.Fatalf("sshd did not listen on %s:%d: %v\n%s", addrs[0], port, err, log)
 		}
 	}
-	return &sshd{port: port, clientKey: write("id_ed25519", clientPEM), knownHosts: write("known_hosts", []byte(known.String()))}
+	return &sshd{log: logFile.Name(), port: port, clientKey: write("id_ed25519", clientPEM), knownHosts: write("known_hosts", []byte(known.String()))}
 }
 
 // The precheck playbook over real SSH to real sshd: two hosts on two
@@ -226,4 +232,171 @@ func TestPrecheckOverRealSSH(t *testing.T) {
 	if pre < 0 || scale < 0 || pre > scale {
 		t.Fatalf("a scale-up must precheck its new hosts before scale.yml:\n%s", script)
 	}
+}
+
+// Each operation's own ConfigMap — the inventory and run.sh the Job runs —
+// against the e2e installer image's stand-in playbooks
+// (hack/installer/kubespray), over real SSH to sshd on three loopback
+// addresses, host keys pinned by a known_hosts in the "SSH Secret". The
+// paths the Job mounts become temporary ones; everything else is as
+// generated. After each operation the hosts' markers say what it did:
+// create (two hosts at v1.31.4, the admin kubeconfig), scale-up (the third
+// host, prechecked first, and only it), upgrade (every host at v1.32.0),
+// scale-down (worker1's marker gone), reset (none left).
+func TestOperationsOverRealSSH(t *testing.T) {
+	ansibleTool(t, "ansible-playbook")
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	standIns, err := filepath.Abs("../../hack/installer/kubespray")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startSSHD(t, "127.0.0.1", "127.0.0.2", "127.0.0.3")
+	dir := t.TempDir()
+	markers, artifacts, given, work := filepath.Join(dir, "markers"), filepath.Join(dir, "artifacts"), filepath.Join(dir, "given"), filepath.Join(dir, "work")
+	for _, p := range []string{markers, artifacts, given, work} {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	known, err := os.ReadFile(d.knownHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(given, KnownHostsKey), known, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kc := cluster(func(kc *clusterv1alpha1.KubernetesCluster) {
+		kc.Spec.Masters = []clusterv1alpha1.Host{{Address: "127.0.0.1", Name: "cp1"}}
+		kc.Spec.Nodes = []clusterv1alpha1.Host{{Address: "127.0.0.2", Name: "worker1"}}
+		kc.Spec.SSHSecretRef.User = me.Username
+		kc.Spec.Installer.ExtraVars = map[string]string{"ansible_port": fmt.Sprint(d.port),
+			"ansible_python_interpreter": "/usr/bin/python3", "marker_dir": markers}
+	})
+
+	operation := func(op clusterv1alpha1.Operation) {
+		t.Helper()
+		objs, err := OperationObjects(kc, op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm := objs[0].(*corev1.ConfigMap)
+		config := filepath.Join(dir, op.ID)
+		if err := os.MkdirAll(config, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		mounted := strings.NewReplacer(configDir+"/", config+"/", sshKeyPath, d.clientKey, artifactsDir, artifacts, "cd /kubespray", "cd "+standIns)
+		for name, content := range cm.Data {
+			if err := os.WriteFile(filepath.Join(config, name), []byte(mounted.Replace(content)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The kubeconfig upload goes to the API, which is not here: the
+		// admin.conf it would send is checked below instead.
+		script, _ := os.ReadFile(filepath.Join(config, "run.sh"))
+		var kept []string
+		for _, l := range strings.Split(string(script), "\n") {
+			if !strings.Contains(l, "store-secret.py") || strings.Contains(l, "trap") {
+				kept = append(kept, l)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(config, "run.sh"), []byte(strings.Join(kept, "\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sh", filepath.Join(config, "run.sh"))
+		cmd.Env = append(ansibleEnv(t), "ANSIBLE_PIPELINING=True", "KUBEFORGE_GIVEN_HOSTS_DIR="+given, "KUBEFORGE_SSH_WORK_DIR="+work)
+		log, err := os.Create(filepath.Join(dir, op.ID+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer log.Close()
+		cmd.Stdout, cmd.Stderr = log, log
+		t0 := time.Now()
+		err = cmd.Run()
+		out, _ := os.ReadFile(log.Name())
+		if err != nil {
+			sshdLog, _ := os.ReadFile(d.log)
+			t.Fatalf("%s: %v\n%s\nsshd:\n%s", op.ID, err, out, sshdLog)
+		}
+		t.Logf("%s: %s", op.ID, time.Since(t0).Round(time.Millisecond))
+		if !strings.Contains(string(out), "checking host keys against the SSH Secret's known_hosts") {
+			t.Errorf("%s did not check host keys strictly:\n%s", op.ID, out)
+		}
+		// What the controller records when the Job succeeds.
+		now := metav1.Now()
+		finish(kc, &op, true, "", "", &now)
+	}
+	marks := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		entries, err := os.ReadDir(markers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(markers, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[e.Name()] = string(b)
+		}
+		return out
+	}
+	expect := func(step string, want map[string]string) {
+		t.Helper()
+		got := marks()
+		if len(got) != len(want) {
+			t.Fatalf("after %s: markers on %v, want on %v", step, keys(got), keys(want))
+		}
+		for host, version := range want {
+			if !strings.Contains(got[host], "kube_version="+version+"\n") {
+				t.Fatalf("after %s: host %s's marker %q, want kube_version=%s", step, host, got[host], version)
+			}
+		}
+	}
+
+	operation(clusterv1alpha1.Operation{ID: "precheck-1", Type: clusterv1alpha1.OpPrecheck})
+	expect("precheck", map[string]string{})
+	operation(clusterv1alpha1.Operation{ID: "create-2", Type: clusterv1alpha1.OpCreate, Version: "v1.31.4", Hosts: []string{"127.0.0.2"}})
+	expect("create", map[string]string{"cp1": "v1.31.4", "worker1": "v1.31.4"})
+	if m := marks()["cp1"]; !strings.Contains(m, "role=control-plane") || !strings.Contains(m, "address=127.0.0.1") {
+		t.Errorf("cp1's marker: %q", m)
+	}
+	admin, err := os.ReadFile(filepath.Join(artifacts, "admin.conf"))
+	if err != nil || !strings.Contains(string(admin), "server: https://127.0.0.1:6443") || !strings.Contains(string(admin), "name: prod") {
+		t.Fatalf("admin.conf (%v):\n%s", err, admin)
+	}
+
+	kc.Spec.Nodes = append(kc.Spec.Nodes, clusterv1alpha1.Host{Address: "127.0.0.3", Name: "worker2"})
+	operation(clusterv1alpha1.Operation{ID: "scale-up-3", Type: clusterv1alpha1.OpScaleUp, Hosts: []string{"127.0.0.3"}})
+	expect("scale-up", map[string]string{"cp1": "v1.31.4", "worker1": "v1.31.4", "worker2": "v1.31.4"})
+	if log, _ := os.ReadFile(filepath.Join(dir, "scale-up-3.log")); !strings.Contains(string(log), "precheck.yml --limit=worker2") {
+		t.Errorf("the scale-up did not precheck worker2:\n%s", log)
+	}
+
+	operation(clusterv1alpha1.Operation{ID: "upgrade-4", Type: clusterv1alpha1.OpUpgrade, Version: "v1.32.0"})
+	expect("upgrade", map[string]string{"cp1": "v1.32.0", "worker1": "v1.32.0", "worker2": "v1.32.0"})
+
+	// worker1 leaves the spec, and its name with it: it is removed under
+	// the name it was installed under (status.nodeNames).
+	kc.Spec.Nodes = kc.Spec.Nodes[1:]
+	operation(clusterv1alpha1.Operation{ID: "scale-down-5", Type: clusterv1alpha1.OpScaleDown, Hosts: []string{"127.0.0.2"}})
+	expect("scale-down", map[string]string{"cp1": "v1.32.0", "worker2": "v1.32.0"})
+	if kc.Status.NodeNames["127.0.0.2"] != "" || kc.Status.NodeNames["127.0.0.3"] != "worker2" {
+		t.Errorf("status.nodeNames after the scale-down: %v", kc.Status.NodeNames)
+	}
+
+	operation(clusterv1alpha1.Operation{ID: "reset-6", Type: clusterv1alpha1.OpReset})
+	expect("reset", map[string]string{})
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -91,11 +91,14 @@ func finish(kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation
 	case clusterv1alpha1.OpCreate:
 		st.Version = op.Version
 		st.InstalledNodes = append([]string(nil), op.Hosts...)
+		st.NodeNames = nil
+		recordNames(kc, op.Hosts)
 		st.MasterCount = int32(len(kc.Spec.Masters))
 		st.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: KubeconfigSecretName(kc)}
 		op.Message = fmt.Sprintf("Installed Kubernetes %s on %d masters and %d nodes", op.Version, len(kc.Spec.Masters), len(op.Hosts))
 	case clusterv1alpha1.OpScaleUp:
 		st.InstalledNodes = append(st.InstalledNodes, op.Hosts...)
+		recordNames(kc, op.Hosts)
 		op.Message = fmt.Sprintf("Added %v", op.Hosts)
 	case clusterv1alpha1.OpScaleDown:
 		var kept []string
@@ -105,15 +108,31 @@ func finish(kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation
 			}
 		}
 		st.InstalledNodes = kept
+		for _, a := range op.Hosts {
+			delete(st.NodeNames, a)
+		}
 		op.Message = fmt.Sprintf("Removed %v", op.Hosts)
 	case clusterv1alpha1.OpUpgrade:
 		st.Version = op.Version
 		op.Message = "Upgraded to " + op.Version
 	case clusterv1alpha1.OpReset:
-		st.Version, st.InstalledNodes, st.MasterCount = "", nil, 0
+		st.Version, st.InstalledNodes, st.NodeNames, st.MasterCount = "", nil, nil, 0
 		op.Message = "Removed Kubernetes from every host"
 	}
 	st.NodeCount = int32(len(st.InstalledNodes))
+}
+
+// recordNames keeps the inventory names the workers at addresses were
+// installed under.
+func recordNames(kc *clusterv1alpha1.KubernetesCluster, addresses []string) {
+	for _, h := range kc.Spec.Nodes {
+		if slices.Contains(addresses, h.Address) {
+			if kc.Status.NodeNames == nil {
+				kc.Status.NodeNames = map[string]string{}
+			}
+			kc.Status.NodeNames[h.Address] = HostName(h)
+		}
+	}
 }
 
 // observed is what the reconciler saw and decided.

@@ -260,6 +260,11 @@ type KubernetesClusterStatus struct {
 	// +optional
 	// +listType=atomic
 	InstalledNodes []string `json:"installedNodes,omitempty"`
+	// nodeNames are the names the installed workers were installed under,
+	// by address: a worker taken out of spec.nodes (and its name with it)
+	// is removed from the cluster under the name it has there.
+	// +optional
+	NodeNames map[string]string `json:"nodeNames,omitempty"`
 	// masterCount is the number of control-plane hosts installed.
 	// +optional
 	MasterCount int32 `json:"masterCount"`

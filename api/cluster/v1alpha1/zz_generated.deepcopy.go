@@ -205,6 +205,13 @@ func (in *KubernetesClusterStatus) DeepCopyInto(out *KubernetesClusterStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.NodeNames != nil {
+		in, out := &in.NodeNames, &out.NodeNames
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.KubeconfigSecretRef != nil {
 		in, out := &in.KubeconfigSecretRef, &out.KubeconfigSecretRef
 		*out = new(corev1.LocalObjectReference)
