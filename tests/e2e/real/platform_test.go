@@ -127,7 +127,7 @@ var _ = Describe("Platform lifecycle on the real node", Ordered, Label("real"), 
 		api := &appsv1.Deployment{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: lifecycleNS, Name: "life-api"}, api)).To(Succeed())
 		Expect(api.CreationTimestamp.Time).NotTo(BeTemporally("<", j.Status.CompletionTime.Time))
-		appendArtifact("platform-lifecycle.txt", fmt.Sprintf("bootstrap Job completed %s, api created %s",
+		appendArtifact("platform-lifecycle.txt", fmt.Sprintf("bootstrap Job completed %s, api created %s\n",
 			j.Status.CompletionTime.Format(time.RFC3339), api.CreationTimestamp.Format(time.RFC3339)))
 	})
 
@@ -181,7 +181,7 @@ var _ = Describe("Platform lifecycle on the real node", Ordered, Label("real"), 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(events).To(MatchRegexp(`UpgradeRolledBack db failed on kubeforge.test/echoserver:unready .*rolled it back to kubeforge.test/echoserver:v2`))
 		_, cs := status(Default)
-		appendArtifact("platform-lifecycle.txt", fmt.Sprintf("version unready: db rolled back to v2 and available %.1fs after the bump (progressDeadlineSeconds 15); db: %s",
+		appendArtifact("platform-lifecycle.txt", fmt.Sprintf("version unready: db rolled back to v2 and available %.1fs after the bump (progressDeadlineSeconds 15); db: %s\n",
 			time.Since(start).Seconds(), strings.TrimSpace(cs["db"].Message)))
 	})
 })
