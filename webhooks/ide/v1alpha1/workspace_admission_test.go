@@ -57,6 +57,8 @@ var _ = Describe("Workspace webhooks", func() {
 		Expect(ws.Spec.Storage.Size.String()).To(Equal("10Gi"))
 		Expect(ws.Spec.Storage.MountPath).To(Equal("/home/coder"))
 		Expect(ws.Spec.Storage.ReclaimPolicy).To(Equal(idev1alpha1.ReclaimDelete))
+		Expect(ws.Spec.Auth.Mode).To(Equal(idev1alpha1.AuthPassword), "a login by default")
+		Expect(ws.Spec.HealthPath).To(Equal("/healthz"))
 		Expect(ws.Labels).To(HaveKeyWithValue(idev1alpha1.UserLabel, "alice"))
 		Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 1))
 		Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 1))
@@ -75,6 +77,7 @@ var _ = Describe("Workspace webhooks", func() {
 		},
 		Entry("a user that is no label value", "bad-user", `{"user":"alice smith"}`, "spec.user"),
 		Entry("an env var named PORT", "port-env", `{"env":[{"name":"PORT","value":"1"}]}`, "spec.env[0].name"),
+		Entry("an env var that would replace the password's hash", "hash-env", `{"env":[{"name":"HASHED_PASSWORD","value":"x"}]}`, "spec.env[0].name"),
 		Entry("a mount path that is not clean", "bad-mount", `{"storage":{"mountPath":"/home/../etc"}}`, "spec.storage.mountPath"),
 		Entry("a name too long for its derived names", "a-name-that-is-far-too-long-for-a-workspace-because-of-home", `{}`, "metadata.name"),
 		Entry("a request above its limit", "over-limit", `{"resources":{"requests":{"cpu":"2"},"limits":{"cpu":"1"}}}`, "spec.resources.requests[cpu]"),
