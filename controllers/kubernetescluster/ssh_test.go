@@ -20,12 +20,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -348,7 +349,7 @@ func TestOperationsOverRealSSH(t *testing.T) {
 		t.Helper()
 		got := marks()
 		if len(got) != len(want) {
-			t.Fatalf("after %s: markers on %v, want on %v", step, keys(got), keys(want))
+			t.Fatalf("after %s: markers on %v, want on %v", step, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		}
 		for host, version := range want {
 			if !strings.Contains(got[host], "kube_version="+version+"\n") {
@@ -390,13 +391,4 @@ func TestOperationsOverRealSSH(t *testing.T) {
 
 	operation(clusterv1alpha1.Operation{ID: "reset-6", Type: clusterv1alpha1.OpReset})
 	expect("reset", map[string]string{})
-}
-
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -102,26 +102,8 @@ func workspaceOf(in *idev1.PodInfo) (*idev1alpha1.Workspace, error) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: in.GetNamespace(), Name: in.GetName()},
 		Spec:       idev1alpha1.WorkspaceSpec{Image: in.GetImage(), User: in.GetUser()},
 	}
-	list := corev1.ResourceList{}
-	for name, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: in.GetCpu(), corev1.ResourceMemory: in.GetMemory()} {
-		if v == "" {
-			continue
-		}
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "%s %q is not a quantity: %v", name, v, err)
-		}
-		list[name] = q
-	}
-	if len(list) > 0 {
-		ws.Spec.Resources = &corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
-	}
-	if v := in.GetStorage(); v != "" {
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "storage %q is not a quantity: %v", v, err)
-		}
-		ws.Spec.Storage.Size = &q
+	if err := setSizes(ws, sized{"cpu", in.GetCpu()}, sized{"memory", in.GetMemory()}, sized{"storage", in.GetStorage()}); err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(in.GetEnv()))
 	for k := range in.GetEnv() {
@@ -132,6 +114,45 @@ func workspaceOf(in *idev1.PodInfo) (*idev1alpha1.Workspace, error) {
 		ws.Spec.Env = append(ws.Spec.Env, corev1.EnvVar{Name: k, Value: in.GetEnv()[k]})
 	}
 	return ws, nil
+}
+
+// sized is a quantity a caller sent, and the field it came in.
+type sized struct{ field, value string }
+
+// setSizes sets the IDE container's requests and limits (cpu, memory) and
+// the home volume's size (storage) from what a caller sent; empty ones are
+// left to the defaults, and one that is no quantity is INVALID_ARGUMENT
+// naming its field. Both gRPC services build Workspaces with it.
+func setSizes(ws *idev1alpha1.Workspace, cpu, memory, storage sized) error {
+	parse := func(s sized) (*resource.Quantity, error) {
+		if s.value == "" {
+			return nil, nil
+		}
+		q, err := resource.ParseQuantity(s.value)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "%s %q is not a quantity: %v", s.field, s.value, err)
+		}
+		return &q, nil
+	}
+	list := corev1.ResourceList{}
+	for name, s := range map[corev1.ResourceName]sized{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory} {
+		q, err := parse(s)
+		if err != nil {
+			return err
+		}
+		if q != nil {
+			list[name] = *q
+		}
+	}
+	if len(list) > 0 {
+		ws.Spec.Resources = &corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
+	}
+	size, err := parse(storage)
+	if err != nil {
+		return err
+	}
+	ws.Spec.Storage.Size = size
+	return nil
 }
 
 func info(ws *idev1alpha1.Workspace) *idev1.PodSpaceInfo {

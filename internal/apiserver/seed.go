@@ -20,9 +20,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,37 +57,10 @@ func seedWorkspace(in *seedpb.PodInfo) (*idev1alpha1.Workspace, error) {
 		ws.Spec.Port = int32(p)
 	}
 	lim := in.GetResourceLimit()
-	parse := func(field, v string) (*resource.Quantity, error) {
-		if v == "" {
-			return nil, nil
-		}
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "resourceLimit.%s %q is not a quantity: %v", field, v, err)
-		}
-		return &q, nil
-	}
-	list := corev1.ResourceList{}
-	for _, r := range []struct {
-		field, value string
-		name         corev1.ResourceName
-	}{{"cpu", lim.GetCpu(), corev1.ResourceCPU}, {"Memory", lim.GetMemory(), corev1.ResourceMemory}} {
-		q, err := parse(r.field, r.value)
-		if err != nil {
-			return nil, err
-		}
-		if q != nil {
-			list[r.name] = *q
-		}
-	}
-	if len(list) > 0 {
-		ws.Spec.Resources = &corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
-	}
-	size, err := parse("Storage", lim.GetStorage())
-	if err != nil {
+	if err := setSizes(ws, sized{"resourceLimit.cpu", lim.GetCpu()}, sized{"resourceLimit.Memory", lim.GetMemory()},
+		sized{"resourceLimit.Storage", lim.GetStorage()}); err != nil {
 		return nil, err
 	}
-	ws.Spec.Storage.Size = size
 	return ws, nil
 }
 
