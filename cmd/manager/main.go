@@ -304,12 +304,7 @@ func main() {
 	setupLog.Info("Discovered cert-manager", "certificates", certManager)
 
 	sch := scheme.New()
-	var installerPolicy validation.ImagePolicy
-	for _, image := range strings.Split(installerImages, ",") {
-		if image = strings.TrimSpace(image); image != "" {
-			installerPolicy = append(installerPolicy, image)
-		}
-	}
+	installerPolicy := validation.ImagePolicy(splitList(installerImages))
 	if len(installerPolicy) == 0 {
 		setupLog.Error(nil, "--installer-images is empty: name the installer images to allow, or * for any")
 		os.Exit(1)
