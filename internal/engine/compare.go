@@ -86,8 +86,12 @@ func pruneEmpty(v any) any {
 // difference returns the path of the first field of want that have lacks or
 // holds with another value, or "" when have contains want. Maps may carry
 // extra keys in have (the API server's defaults, other controllers'
-// annotations); lists must have the same length and match element by
-// element, since we own them whole.
+// annotations). A list of objects keyed by name (or, for volume mounts, by
+// mountPath) may carry extra items in have: server-side apply merges such
+// lists by key and leaves the items others added — the service account
+// token volume and mount that admission adds to every Pod — so they are
+// no difference an apply could remove. Any other list must have the same
+// length and match element by element, since we own it whole.
 func difference(have, want any, path string) string {
 	switch w := want.(type) {
 	case map[string]any:
@@ -112,7 +116,13 @@ func difference(have, want any, path string) string {
 		return ""
 	case []any:
 		h, ok := have.([]any)
-		if !ok || len(h) != len(w) {
+		if !ok {
+			return orRoot(path)
+		}
+		if key := listKey(w); key != "" && len(h) > len(w) {
+			return keyedDifference(h, w, key, path)
+		}
+		if len(h) != len(w) {
 			return orRoot(path)
 		}
 		for i := range w {
@@ -127,6 +137,54 @@ func difference(have, want any, path string) string {
 		}
 		return orRoot(path)
 	}
+}
+
+// listKey is the key a list of objects is merged by: "name", or
+// "mountPath", when every item has a distinct string value for it; else "".
+func listKey(items []any) string {
+	for _, key := range []string{"name", "mountPath"} {
+		seen := make(map[string]bool, len(items))
+		for _, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return ""
+			}
+			v, ok := m[key].(string)
+			if !ok || seen[v] {
+				seen = nil
+				break
+			}
+			seen[v] = true
+		}
+		if seen != nil {
+			return key
+		}
+	}
+	return ""
+}
+
+// keyedDifference compares a keyed list item by item, by key: every item
+// of want must be in have and match it; have's other items are not ours.
+func keyedDifference(have, want []any, key, path string) string {
+	byKey := make(map[string]any, len(have))
+	for _, it := range have {
+		if m, ok := it.(map[string]any); ok {
+			if v, ok := m[key].(string); ok {
+				byKey[v] = it
+			}
+		}
+	}
+	for i, it := range want {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		h, ok := byKey[it.(map[string]any)[key].(string)]
+		if !ok {
+			return p
+		}
+		if d := difference(h, it, p); d != "" {
+			return d
+		}
+	}
+	return ""
 }
 
 // overlay lays want over base: maps are merged key by key, any other

@@ -89,11 +89,39 @@ func TestContains(t *testing.T) {
 		"differ when a label value changed": {
 			live: served(func(d *appsv1.Deployment) { d.Labels["a"] = "c" }), want: deployment(), match: false,
 		},
-		"differ when the live object has an extra container": {
+		// Server-side apply merges lists keyed by name (or mountPath) and
+		// keeps what others added: an injected sidecar, the service account
+		// token volume admission adds to Pods. Applying again would change
+		// nothing, so they are no difference.
+		"match when admission added a container, a volume and a mount": {
 			live: served(func(d *appsv1.Deployment) {
-				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "x", Image: "y"})
+				ps := &d.Spec.Template.Spec
+				ps.Containers = append(ps.Containers, corev1.Container{Name: "sidecar", Image: "y"})
+				ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "kube-api-access-x"})
+				ps.Containers[0].VolumeMounts = append(ps.Containers[0].VolumeMounts,
+					corev1.VolumeMount{Name: "kube-api-access-x", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})
+			}),
+			want: deployment(), match: true,
+		},
+		"differ when a keyed list has extra items but lacks one of ours": {
+			live: served(func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Name = "renamed"
+				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "y"})
 			}),
 			want: deployment(), match: false,
+		},
+		"differ when a keyed list has extra items and ours changed": {
+			live: served(func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Image = "nginx:0"
+				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{Name: "sidecar", Image: "y"})
+			}),
+			want: deployment(), match: false,
+		},
+		"differ when a list without keys has an extra item": {
+			live: served(func(d *appsv1.Deployment) {
+				d.Spec.Template.Spec.Containers[0].Args = []string{"a", "--extra"}
+			}),
+			want: deployment(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Args = []string{"a"} }), match: false,
 		},
 		"differ when the image changed": {
 			live: served(), want: deployment(func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:2" }), match: false,
