@@ -20,7 +20,7 @@ DEBIAN_KEYRING=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
 
 # field PACKAGES NAME FIELD: a field of a package's stanza in a Packages file.
 field() {
-  awk -v p="$2" -v f="$3:" 'BEGIN { RS = "" } $0 ~ "(^|\n)Package: " p "\n" {
+  awk -v p="$2" -v f="$3:" 'BEGIN { RS = "" } index("\n" $0 "\n", "\nPackage: " p "\n") {
     n = split($0, lines, "\n"); for (i = 1; i <= n; i++) if (index(lines[i], f " ") == 1) { print substr(lines[i], length(f) + 2); exit } }' "$1"
 }
 
@@ -59,3 +59,29 @@ debian_unpack() {
 
 # debian_version PACKAGE: its version in the index.
 debian_version() { debian_index && field "$OUT/debian/Packages" "$1" Version; }
+
+# debian_closure [-exclude a,b] PACKAGE...: the packages named and all they
+# depend on, from the suite's index (hack/debclosure), one per line.
+debian_closure() {
+  debian_index && go run ./hack/debclosure -index "$OUT/debian/Packages" "$@"
+}
+
+# debian_base ROOT: what dpkg's maintainer scripts would have made of an
+# unpacked root file system, for images that run a shell: the merged-/usr
+# links, /tmp, and root's account. Callers add their own users.
+debian_base() {
+  local root=$1
+  ln -sfn usr/lib "$root/lib"
+  ln -sfn usr/lib64 "$root/lib64"
+  ln -sfn usr/bin "$root/bin"
+  ln -sfn usr/sbin "$root/sbin"
+  ln -sfn dash "$root/usr/bin/sh"
+  mkdir -p "$root/tmp" "$root/root" "$root/run" "$root/var/tmp"
+  chmod 1777 "$root/tmp" "$root/var/tmp"
+  chmod 700 "$root/root"
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+  printf 'root:*:20000:0:99999:7:::\nnobody:*:20000:0:99999:7:::\n' >"$root/etc/shadow"
+  chmod 640 "$root/etc/shadow"
+  rm -rf "$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/lintian" "$root/usr/share/locale" "$root/usr/share/info"
+}

@@ -12,12 +12,17 @@
 # The real node of tests/e2e/real needs libseccomp-dev and pkg-config (runc
 # is built with seccomp), iptables (kube-proxy), openssl (its certificates),
 # and curl, gpgv, xz-utils and debian-archive-keyring (the nginx image is
-# assembled from Debian's signed packages).
+# assembled from Debian's signed packages), ipset (kube-router's network
+# policy controller), and a C++ toolchain with the headers code-server's
+# native modules build against (build-essential, libkrb5-dev,
+# libxkbfile-dev, libsecret-1-dev: hack/images.sh code-server, with the
+# machine's Node 20).
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail
 
 packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client openssh-server sudo mariadb-server postgresql prometheus
-  libseccomp-dev pkg-config iptables openssl curl gpgv xz-utils debian-archive-keyring)
+  libseccomp-dev pkg-config iptables openssl curl gpgv xz-utils debian-archive-keyring ipset
+  build-essential libkrb5-dev libxkbfile-dev libsecret-1-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
