@@ -21,6 +21,10 @@
 # kwok has no storage, so the cluster gets CLUSTER_VOLUMES hostPath
 # PersistentVolumes without a storage class, standing in for a provisioner:
 # the PersistentVolume controller binds claims that name no class to them.
+# Their directories are in the cluster's own directory (gone with the
+# cluster), made here, world-writable with the sticky bit like /tmp, so
+# that a real node's Pods can write to them as any user (a Workspace's IDE
+# runs as 1000, and a hostPath volume ignores fsGroup).
 #
 # kwok plays the kubelet with its default ("fast") stages — pods turn Ready,
 # Job pods complete, deleted pods go at once — plus its chaos stage that
@@ -155,8 +159,9 @@ create() {
 }
 
 volumes() {
-  local i manifest=""
+  local i manifest="" dir="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/volumes"
   for i in $(seq 1 "$CLUSTER_VOLUMES"); do
+    mkdir -p "$dir/pv-$i" && chmod 1777 "$dir/pv-$i"
     manifest+="apiVersion: v1
 kind: PersistentVolume
 metadata:
@@ -169,7 +174,7 @@ spec:
   accessModes: [ReadWriteOnce]
   persistentVolumeReclaimPolicy: Retain
   hostPath:
-    path: /tmp/kubeforge-local-pv-$i
+    path: $dir/pv-$i
 ---
 "
   done

@@ -5,7 +5,11 @@
 # control plane), containerd with its runc shim and ctr, runc (cgo, with
 # seccomp: Debian's runc 1.1.5 cannot start a sandbox here), the CNI plugins
 # a bridge network needs (bridge, host-local, loopback, portmap), CoreDNS, and
-# the distribution registry that serves locally built images. Cached outside
+# the distribution registry that serves locally built images, and
+# kube-router (its network policy controller only: the bridge plugin
+# enforces no NetworkPolicy; v1.3.2 is the newest the module proxy serves,
+# and its controller speaks networking.k8s.io/v1, which has not changed
+# since). Cached outside
 # the repo; a second run finds them and returns at once. One build at a time.
 #
 # Usage: hack/node-binaries.sh            build if needed, print the bin dir
@@ -19,15 +23,16 @@ RUNC_VERSION=${RUNC_VERSION:-v1.5.2}
 CNI_VERSION=${CNI_VERSION:-v1.9.1}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.12.4}
 REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
+KUBE_ROUTER_VERSION=${KUBE_ROUTER_VERSION:-v1.3.2}
 CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
 NODE_ROOT="$CACHE_ROOT/node"
 BIN_DIR="$NODE_ROOT/bin"
 CNI_DIR="$NODE_ROOT/cni"
 SRC_DIR="$NODE_ROOT/src"
 STAMP="$BIN_DIR/.stamp"
-BINARIES=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc coredns registry)
+BINARIES=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc coredns registry kube-router)
 CNI_PLUGINS=(bridge host-local loopback portmap)
-WANT_STAMP="k8s=$K8S_VERSION containerd=$CONTAINERD_VERSION runc=$RUNC_VERSION cni=$CNI_VERSION coredns=$COREDNS_VERSION registry=$REGISTRY_VERSION"
+WANT_STAMP="k8s=$K8S_VERSION containerd=$CONTAINERD_VERSION runc=$RUNC_VERSION cni=$CNI_VERSION coredns=$COREDNS_VERSION registry=$REGISTRY_VERSION kube-router=$KUBE_ROUTER_VERSION"
 
 LOG_PREFIX=node-binaries
 # shellcheck source=hack/build-lib.sh
@@ -91,6 +96,17 @@ build_kubernetes() {
   mv "$dir/node-out/"* "$BIN_DIR/"
 }
 
+build_kube_router() {
+  local dir="$SRC_DIR/kube-router"
+  new_module "$dir"
+  cd "$dir"
+  quiet go get "github.com/cloudnativelabs/kube-router@$KUBE_ROUTER_VERSION"
+  # kube-router's own go.mod replaces containerd (CVE-2021-32760); a
+  # replace applies only in the main module, so it is repeated here.
+  go mod edit -replace github.com/containerd/containerd=github.com/containerd/containerd@v1.5.4
+  CGO_ENABLED=0 go build -ldflags "-s -w" -o "$BIN_DIR/kube-router" github.com/cloudnativelabs/kube-router/cmd/kube-router
+}
+
 build_runc() {
   command -v pkg-config >/dev/null && pkg-config --exists libseccomp || {
     log "runc needs libseccomp-dev and pkg-config: apt-get install libseccomp-dev pkg-config"; return 1; }
@@ -118,6 +134,7 @@ for p in "${CNI_PLUGINS[@]}"; do [[ -x "$CNI_DIR/$p" ]] || missing_cni=1; done
   github.com/coredns/coredns
 [[ -x "$BIN_DIR/registry" ]] || timed "registry $REGISTRY_VERSION" go_build "github.com/distribution/distribution/v3@$REGISTRY_VERSION" "$BIN_DIR" "" 0 \
   github.com/distribution/distribution/v3/cmd/registry
+[[ -x "$BIN_DIR/kube-router" ]] || timed "kube-router $KUBE_ROUTER_VERSION" build_kube_router
 
 for b in "${BINARIES[@]}"; do [[ -x "$BIN_DIR/$b" ]] || { log "missing $BIN_DIR/$b after build"; exit 1; }; done
 for b in "${CNI_PLUGINS[@]}"; do [[ -x "$CNI_DIR/$b" ]] || { log "missing $CNI_DIR/$b after build"; exit 1; }; done

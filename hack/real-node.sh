@@ -2,7 +2,9 @@
 # A real node for the local cluster, beside kwok's fake ones: containerd +
 # runc + CNI (bridge, host-local, loopback, portmap) + a kubelet that joins
 # with its own client certificate (system:node:<name>), kube-proxy (iptables
-# mode) for Services, CoreDNS (a Deployment on the node) for cluster DNS, and
+# mode) for Services, kube-router's network policy controller (alone: no
+# routing, no service proxy) so that NetworkPolicies hold, CoreDNS (a
+# Deployment on the node) for cluster DNS, and
 # a distribution registry on loopback that every image reference resolves to
 # (nothing is pulled from the internet: images are built here and pushed to
 # it). All binaries come from hack/node-binaries.sh. Called by
@@ -16,12 +18,16 @@
 #
 # What it changes on the host, and puts back at `down`:
 #   - processes: registry, containerd (+ its shims and the pods' processes),
-#     kubelet, kube-proxy — started here, ended here by their PIDs;
+#     kubelet, kube-proxy, kube-router — started here, ended here by their
+#     PIDs;
 #   - mounts under the state dir (pod volumes, rootfs, network namespaces);
 #   - the bridge kfbr0 and the pods' veths;
-#   - iptables rules: kube-proxy's and the kubelet's KUBE-* chains, and one
-#     rule (comment "kubeforge-real-node") that rejects anything a pod sends
-#     off this machine — pods reach each other, Services and this host only;
+#   - iptables rules: kube-proxy's, kube-router's and the kubelet's KUBE-*
+#     chains, kube-router's ipsets (KUBE-*), and two rules (comment
+#     "kubeforge-real-node") that refuse anything a pod sends off this
+#     machine — pods reach each other, Services and this host only. One is
+#     in mangle's FORWARD, before any filter chain: kube-router's chain,
+#     first in filter's FORWARD, accepts what NetworkPolicies allow;
 #   - cgroups: the kubelet's tree under /kubeforge-real in each hierarchy;
 #   - sysctls: net.ipv4.ip_forward (set to 1 while the node runs), and those
 #     the kubelet and kube-proxy set at start (kernel.panic,
@@ -52,6 +58,7 @@ KUBELET_PORT=10350
 KUBELET_HEALTHZ_PORT=10358
 PROXY_METRICS_PORT=10351
 PROXY_HEALTHZ_PORT=10352
+ROUTER_HEALTHZ_PORT=10353
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
 COREDNS_IMAGE=registry.k8s.io/coredns/coredns:v1.12.4
 FIREWALL_COMMENT=kubeforge-real-node
@@ -278,6 +285,10 @@ firewall_up() {
   # and this host (INPUT); anything else they send is rejected.
   iptables -C FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j REJECT 2>/dev/null ||
     iptables -I FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j REJECT
+  # mangle's FORWARD comes before every filter chain (kube-router's ACCEPT
+  # included) and after the Services' DNAT.
+  iptables -t mangle -C FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j DROP 2>/dev/null ||
+    iptables -t mangle -I FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j DROP
   echo 1 >/proc/sys/net/ipv4/ip_forward
 }
 
@@ -364,6 +375,40 @@ conntrack:
 EOF
   start kube-proxy "$NODE_BIN/kube-proxy" --config "$STATE/kube-proxy.yaml" --v 1
   wait_for 60 "kube-proxy" curl -fsS "http://127.0.0.1:$PROXY_HEALTHZ_PORT/healthz"
+}
+
+# netpol_up runs kube-router's network policy controller for this node:
+# iptables chains and ipsets (Debian's ipset) per Pod that make
+# NetworkPolicies hold on the bridge (br_netfilter passes bridged traffic
+# through iptables). Its own certificate, with only what the controller reads.
+netpol_up() {
+  command -v ipset >/dev/null || { log "kube-router needs ipset: apt-get install ipset (make test-deps)"; return 1; }
+  kc apply --server-side --force-conflicts -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: kubeforge:real-node:kube-router
+rules:
+- apiGroups: [""]
+  resources: [pods, namespaces, nodes, services, endpoints]
+  verbs: [get, list, watch]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: kubeforge:real-node:kube-router
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "kubeforge:real-node:kube-router"}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: "kubeforge:kube-router"}
+EOF
+  start kube-router "$NODE_BIN/kube-router" --kubeconfig "$STATE/kube-router.kubeconfig" --hostname-override "$NODE_NAME" \
+    --run-firewall=true --run-router=false --run-service-proxy=false --enable-cni=false \
+    --health-port "$ROUTER_HEALTHZ_PORT" --metrics-port 0 --iptables-sync-period 1m --v 1
+  wait_for 60 "kube-router's network policy controller" \
+    sh -c "iptables-save -t filter | grep -q -- '-j KUBE-ROUTER-FORWARD'"
 }
 
 coredns_up() {
@@ -497,14 +542,17 @@ up() {
   record_host
   certificate kubelet "/O=system:nodes/CN=system:node:$NODE_NAME"
   certificate kube-proxy "/CN=system:kube-proxy"
+  certificate kube-router "/CN=kubeforge:kube-router"
   kubeconfig kubelet
   kubeconfig kube-proxy
+  kubeconfig kube-router
   registry_up
   images
   containerd_up
   firewall_up
   kubelet_up "$ip"
   kube_proxy_up "$ip"
+  netpol_up
   # The kubelet and kube-proxy have set what they set at start; put the
   # host's values back (ip_forward stays on until down).
   restore_sysctls keep-forward
@@ -557,7 +605,7 @@ firewall_down() {
   local cmd table chain rule rules chains
   "$NODE_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   for cmd in iptables ip6tables; do
-    for table in filter nat mangle; do
+    for table in filter nat mangle raw; do
       # Rules in any chain that jump to a KUBE-/CNI- chain or carry our comment.
       rules=$("$cmd-save" -t "$table" 2>/dev/null | grep -E '^-A ' | grep -E -- "-j (KUBE-|CNI-)|$FIREWALL_COMMENT" || true)
       while read -r rule; do
@@ -569,7 +617,13 @@ firewall_down() {
       for chain in $chains; do "$cmd" -t "$table" -X "$chain" 2>/dev/null || true; done
     done
   done
+  # kube-router's ipsets, once no rule uses them.
+  local set
+  for set in $(ipsets); do ipset destroy "$set" 2>/dev/null || true; done
 }
+
+# ipsets lists kube-router's ipsets.
+ipsets() { command -v ipset >/dev/null && ipset list -n 2>/dev/null | grep -E '^(KUBE-|kube-router)' || true; }
 
 cgroups_down() {
   local c
@@ -600,6 +654,7 @@ down() {
   fi
   NODE_BIN=$(hack/node-binaries.sh --print)
   log "stopping the real node"
+  stop kube-router
   stop kube-proxy
   stop kubelet
   kill_pods
@@ -634,6 +689,7 @@ check_clean() {
   for p in iptables-save ip6tables-save; do
     "$p" 2>/dev/null | grep -qE "KUBE-|CNI-|$FIREWALL_COMMENT" && leaks+=("$p: KUBE-/CNI- chains or our rule")
   done
+  [[ -z "$(ipsets)" ]] || leaks+=("ipsets: $(ipsets | tr '\n' ' ')")
   for p in /sys/fs/cgroup/*/"$CGROUP_ROOT"; do [[ -d "$p" ]] && leaks+=("cgroup $p"); done
   if [[ -f "$HOST_RECORD" ]]; then
     while read -r kind key value; do
@@ -650,7 +706,7 @@ check_clean() {
 
 status() {
   local n
-  for n in registry containerd kubelet kube-proxy; do
+  for n in registry containerd kubelet kube-proxy kube-router; do
     if pid_alive "$STATE/pids/$n"; then echo "$n running (pid $(cat "$STATE/pids/$n"))"; else echo "$n stopped"; fi
   done
 }
