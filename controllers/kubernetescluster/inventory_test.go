@@ -165,6 +165,11 @@ func TestJobKeepsTheKeyInAFileAndTheTimeoutInTheJob(t *testing.T) {
 		t.Errorf("name %s backoffLimit %d deadline %d", job.Name, *job.Spec.BackoffLimit, *job.Spec.ActiveDeadlineSeconds)
 	}
 	pod := job.Spec.Template.Spec
+	// The pause container is PID 1 whatever the image, so the script gets
+	// the deadline's SIGTERM and the ssh processes ansible leaves are reaped.
+	if pod.ShareProcessNamespace == nil || !*pod.ShareProcessNamespace {
+		t.Error("the installer Pod shares its process namespace")
+	}
 	c := pod.Containers[0]
 	for _, e := range c.Env {
 		if e.ValueFrom != nil || strings.Contains(strings.ToLower(e.Name), "key") || strings.Contains(strings.ToLower(e.Name), "password") {

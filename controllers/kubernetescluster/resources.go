@@ -189,7 +189,11 @@ func installedHosts(kc *clusterv1alpha1.KubernetesCluster) []clusterv1alpha1.Hos
 // Job runs one operation: the installer image with the operation's script,
 // the SSH key as a read-only file (never an environment variable), no
 // retries, and the timeout as activeDeadlineSeconds, so no goroutine
-// watches the clock and a restart loses nothing.
+// watches the clock and a restart loses nothing. The Pod shares one process
+// namespace, so that the pause container is PID 1, whatever the installer
+// image: it reaps the ssh processes ansible leaves behind, and the
+// script, not being PID 1, gets the deadline's SIGTERM like any process
+// (run.sh passes it on to ansible: StepRunner).
 func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *batchv1.Job {
 	in := kc.Spec.Installer
 	image, timeout := in.Image, in.Timeout.Duration
@@ -238,9 +242,10 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
-					RestartPolicy:      corev1.RestartPolicyNever,
-					ServiceAccountName: InstallerName(kc),
-					Containers:         []corev1.Container{container},
+					RestartPolicy:         corev1.RestartPolicyNever,
+					ServiceAccountName:    InstallerName(kc),
+					ShareProcessNamespace: ptr.To(true),
+					Containers:            []corev1.Container{container},
 					Volumes: []corev1.Volume{
 						{Name: "operation", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: op.JobName},
