@@ -113,7 +113,7 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.New()})
 	Expect(err).NotTo(HaveOccurred())
 
-	timed("images: manager, nginx, echoserver (hack/images.sh)", func() {
+	timed("images: manager, nginx, echoserver, code-server, installer, sshhost (hack/images.sh)", func() {
 		_, err := run("hack/images.sh")
 		Expect(err).NotTo(HaveOccurred())
 	})
@@ -124,9 +124,17 @@ var _ = BeforeSuite(func() {
 	timed("make deploy, until both manager Pods are Ready", func() {
 		_, err := run("make", "deploy")
 		Expect(err).NotTo(HaveOccurred())
+		// What this cluster's administrator allows as installer images:
+		// kubespray's, and the stand-in the KubernetesCluster specs run.
+		_, err = kubectl("-n", managerNS, "patch", "deployment", managerName, "--type=json", "-p",
+			`[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--installer-images=`+
+				`quay.io/kubespray/kubespray,docker.io/kubespray/kubespray,`+installerImageRepo+`"}]`)
+		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managerNS, Name: managerName}, d)).To(Succeed())
+			g.Expect(d.Status.ObservedGeneration).To(Equal(d.Generation))
+			g.Expect(d.Status.Replicas).To(Equal(int32(2)))
 			g.Expect(d.Status.ReadyReplicas).To(Equal(int32(2)))
 			g.Expect(d.Status.UpdatedReplicas).To(Equal(int32(2)))
 		}, "4m", "1s").Should(Succeed())
