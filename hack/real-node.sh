@@ -2,15 +2,16 @@
 # A real node for the local cluster, beside kwok's fake ones: containerd +
 # runc + CNI (bridge, host-local, loopback, portmap) + a kubelet that joins
 # with its own client certificate (system:node:<name>), kube-proxy (iptables
-# mode) for Services, kube-router's network policy controller (alone: no
-# routing, no service proxy) so that NetworkPolicies hold, CoreDNS (a
-# Deployment on the node) for cluster DNS, and
+# mode) for Services, on demand kube-router's network policy controller
+# (alone: no routing, no service proxy) so that NetworkPolicies hold
+# (netpol-up / netpol-down), CoreDNS (a Deployment on the node) for cluster
+# DNS, and
 # a distribution registry on loopback that every image reference resolves to
 # (nothing is pulled from the internet: images are built here and pushed to
 # it). All binaries come from hack/node-binaries.sh. Called by
 # hack/cluster.sh when REAL_NODE=1; one real node per machine.
 #
-# Usage: hack/real-node.sh up|down|status|check-clean|images|registry|ctr ARGS
+# Usage: hack/real-node.sh up|down|status|check-clean|netpol-up|netpol-down|images|registry|ctr ARGS
 # Env:   CLUSTER_NAME (the kwok cluster to join, default kubeforge),
 #        REAL_NODE_NAME (default real-node), REAL_NODE_POD_CIDR (default
 #        10.244.0.0/24), CLUSTER_SERVICE_CIDR (default 10.96.0.0/16; the
@@ -23,11 +24,14 @@
 #   - mounts under the state dir (pod volumes, rootfs, network namespaces);
 #   - the bridge kfbr0 and the pods' veths;
 #   - iptables rules: kube-proxy's, kube-router's and the kubelet's KUBE-*
-#     chains, kube-router's ipsets (KUBE-*), and two rules (comment
-#     "kubeforge-real-node") that refuse anything a pod sends off this
-#     machine — pods reach each other, Services and this host only. One is
-#     in mangle's FORWARD, before any filter chain: kube-router's chain,
-#     first in filter's FORWARD, accepts what NetworkPolicies allow;
+#     chains, kube-router's ipsets (KUBE-*), and one rule (comment
+#     "kubeforge-real-node") that rejects anything a pod sends off this
+#     machine — pods reach each other, Services and this host only;
+#   - two routing rules (preferences 32000 and 32001) that say the same
+#     below iptables: from the pod range, only the pod range and this host
+#     (the local table) are routed, anything else is prohibited. kube-router's
+#     chain, first in filter's FORWARD, accepts what NetworkPolicies allow
+#     before the rule above is reached; no route gets past these;
 #   - cgroups: the kubelet's tree under /kubeforge-real in each hierarchy;
 #   - sysctls: net.ipv4.ip_forward (set to 1 while the node runs), and those
 #     the kubelet and kube-proxy set at start (kernel.panic,
@@ -62,6 +66,7 @@ ROUTER_HEALTHZ_PORT=10353
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
 COREDNS_IMAGE=registry.k8s.io/coredns/coredns:v1.12.4
 FIREWALL_COMMENT=kubeforge-real-node
+RULE_PREF=32000
 SYSCTLS=(kernel.panic kernel.panic_on_oops vm.overcommit_memory net.ipv4.ip_forward
   net.ipv4.conf.all.route_localnet net.bridge.bridge-nf-call-iptables
   net.netfilter.nf_conntrack_max net.netfilter.nf_conntrack_tcp_timeout_established
@@ -285,10 +290,14 @@ firewall_up() {
   # and this host (INPUT); anything else they send is rejected.
   iptables -C FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j REJECT 2>/dev/null ||
     iptables -I FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j REJECT
-  # mangle's FORWARD comes before every filter chain (kube-router's ACCEPT
-  # included) and after the Services' DNAT.
-  iptables -t mangle -C FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j DROP 2>/dev/null ||
-    iptables -t mangle -I FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j DROP
+  # The same in routing, which no iptables ACCEPT (kube-router's) skips:
+  # after the Services' DNAT, a pod's packet is routed only to a pod or to
+  # this host (the local table comes first); to anything else the kernel
+  # answers "prohibited" at once, as it does for a Service with no endpoints.
+  ip rule show pref "$RULE_PREF" | grep -q . ||
+    ip rule add pref "$RULE_PREF" from "$POD_CIDR" to "$POD_CIDR" lookup main
+  ip rule show pref "$((RULE_PREF + 1))" | grep -q . ||
+    ip rule add pref "$((RULE_PREF + 1))" from "$POD_CIDR" prohibit
   echo 1 >/proc/sys/net/ipv4/ip_forward
 }
 
@@ -381,7 +390,14 @@ EOF
 # iptables chains and ipsets (Debian's ipset) per Pod that make
 # NetworkPolicies hold on the bridge (br_netfilter passes bridged traffic
 # through iptables). Its own certificate, with only what the controller reads.
+# Not part of `up`: v1.3.2 writes the whole filter table back
+# (iptables-restore without --noflush) from a copy taken at the start of
+# each sync, so kube-proxy's rules made meanwhile (a Service's "no
+# endpoints" REJECT) vanish until kube-proxy's next full sync. Specs that
+# need NetworkPolicies held start it (`netpol-up`) and stop it
+# (`netpol-down`) around themselves.
 netpol_up() {
+  NODE_BIN=${NODE_BIN:-$(hack/node-binaries.sh --print)}
   command -v ipset >/dev/null || { log "kube-router needs ipset: apt-get install ipset (make test-deps)"; return 1; }
   kc apply --server-side --force-conflicts -f - >/dev/null <<EOF
 apiVersion: rbac.authorization.k8s.io/v1
@@ -552,7 +568,6 @@ up() {
   firewall_up
   kubelet_up "$ip"
   kube_proxy_up "$ip"
-  netpol_up
   # The kubelet and kube-proxy have set what they set at start; put the
   # host's values back (ip_forward stays on until down).
   restore_sysctls keep-forward
@@ -622,6 +637,29 @@ firewall_down() {
   for set in $(ipsets); do ipset destroy "$set" 2>/dev/null || true; done
 }
 
+# netpol_down stops kube-router and removes what it made — the jumps to
+# its chains, its chains (KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-*) and
+# its ipsets — and nothing of kube-proxy's.
+netpol_down() {
+  stop kube-router
+  local rule chain chains
+  while read -r rule; do
+    [[ -n "$rule" ]] && eval "iptables -t filter ${rule/-A /-D }" 2>/dev/null || true
+  done <<<"$(iptables-save -t filter 2>/dev/null | grep -E '^-A (INPUT|FORWARD|OUTPUT) ' | grep -E -- '-j KUBE-ROUTER-' || true)"
+  chains=$(iptables-save -t filter 2>/dev/null | sed -n 's/^:\(KUBE-\(ROUTER\|POD-FW\|NWPLCY\)-[^ ]*\) .*/\1/p' || true)
+  for chain in $chains; do iptables -t filter -F "$chain" 2>/dev/null || true; done
+  for chain in $chains; do iptables -t filter -X "$chain" 2>/dev/null || true; done
+  for chain in $(ipsets); do ipset destroy "$chain" 2>/dev/null || true; done
+}
+
+# routing_down removes the two routing rules of firewall_up.
+routing_down() {
+  local pref
+  for pref in "$RULE_PREF" "$((RULE_PREF + 1))"; do
+    if ip rule show pref "$pref" | grep -q "from $POD_CIDR"; then ip rule del pref "$pref" 2>/dev/null || true; fi
+  done
+}
+
 # ipsets lists kube-router's ipsets.
 ipsets() { command -v ipset >/dev/null && ipset list -n 2>/dev/null | grep -E '^(KUBE-|kube-router)' || true; }
 
@@ -654,7 +692,7 @@ down() {
   fi
   NODE_BIN=$(hack/node-binaries.sh --print)
   log "stopping the real node"
-  stop kube-router
+  netpol_down
   stop kube-proxy
   stop kubelet
   kill_pods
@@ -663,6 +701,7 @@ down() {
   kill_leftovers
   unmount_state
   ip link del "$BRIDGE" 2>/dev/null || true
+  routing_down
   firewall_down
   cgroups_down
   restore_sysctls
@@ -690,6 +729,7 @@ check_clean() {
     "$p" 2>/dev/null | grep -qE "KUBE-|CNI-|$FIREWALL_COMMENT" && leaks+=("$p: KUBE-/CNI- chains or our rule")
   done
   [[ -z "$(ipsets)" ]] || leaks+=("ipsets: $(ipsets | tr '\n' ' ')")
+  ip rule show | grep -q "from $POD_CIDR" && leaks+=("routing rules from $POD_CIDR")
   for p in /sys/fs/cgroup/*/"$CGROUP_ROOT"; do [[ -d "$p" ]] && leaks+=("cgroup $p"); done
   if [[ -f "$HOST_RECORD" ]]; then
     while read -r kind key value; do
@@ -720,9 +760,13 @@ case "${1:-}" in
     NODE_BIN=$(hack/node-binaries.sh)
     images ;;
   registry) echo "$REGISTRY" ;;
+  netpol-up)
+    [[ -f "$STATE/kube-router.kubeconfig" ]] || { log "no real node (hack/real-node.sh up first)"; exit 1; }
+    netpol_up ;;
+  netpol-down) netpol_down ;;
   ctr)
     # ctr against the node's containerd, in the kubelet's namespace.
     shift
     exec "$(hack/node-binaries.sh --print)/ctr" --address "$STATE/run/containerd.sock" -n k8s.io "$@" ;;
-  *) echo "usage: $0 up|down|status|check-clean|images|registry|ctr ARGS..." >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|check-clean|netpol-up|netpol-down|images|registry|ctr ARGS..." >&2; exit 2 ;;
 esac

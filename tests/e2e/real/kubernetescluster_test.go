@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/apiserver"
 )
 
 const (
@@ -205,6 +206,13 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		Expect(log).To(ContainSubstring("The host is fit for Kubernetes"))
 		Expect(log).To(MatchRegexp(`cp1\s*: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0`))
 		Expect(log).To(MatchRegexp(`w1\s*: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0`))
+		// cluster.yml reported through the callback, from inside the Job:
+		// the API's name resolved, its certificate trusted, the token spent.
+		cb := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: hostsNS, Name: clusterv1alpha1.CallbackSecretName(kc, kc.Status.Operations[1].ID)}, cb)).To(Succeed())
+		Expect(cb.Annotations).To(HaveKeyWithValue(apiserver.CallbackUsedAnnotation, "true"))
+		Expect(cb.Annotations).To(HaveKeyWithValue(apiserver.CallbackResultAnnotation, "succeeded"))
+		Expect(cb.Annotations).To(HaveKeyWithValue(apiserver.CallbackMessageAnnotation, "cluster.yml (stand-in) marked 2 hosts"))
 		// The kubeconfig Secret holds what cluster.yml produced.
 		Expect(kc.Status.KubeconfigSecretRef).NotTo(BeNil())
 		s := &corev1.Secret{}

@@ -132,6 +132,14 @@ var _ = Describe("Workspace with a real code-server", Ordered, Label("real"), fu
 	}
 
 	BeforeAll(func() {
+		// NetworkPolicies hold while kube-router runs (hack/real-node.sh:
+		// it is started only for the specs that need it).
+		_, err := run("hack/real-node.sh", "netpol-up")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			_, err := run("hack/real-node.sh", "netpol-down")
+			Expect(err).NotTo(HaveOccurred())
+		})
 		for _, ns := range []string{ideNS, ingressNS, otherNS} {
 			Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
 		}
