@@ -27,11 +27,12 @@
 #     chains, kube-router's ipsets (KUBE-*), and one rule (comment
 #     "kubeforge-real-node") that rejects anything a pod sends off this
 #     machine — pods reach each other, Services and this host only;
-#   - two routing rules (preferences 32000 and 32001) that say the same
-#     below iptables: from the pod range, only the pod range and this host
-#     (the local table) are routed, anything else is prohibited. kube-router's
-#     chain, first in filter's FORWARD, accepts what NetworkPolicies allow
-#     before the rule above is reached; no route gets past these;
+#   - while kube-router runs (netpol-up), two routing rules (preferences
+#     32000 and 32001) that say the same below iptables: from the pod
+#     range, only the pod range and this host (the local table) are routed,
+#     anything else is prohibited. kube-router's chain, first in filter's
+#     FORWARD, accepts what NetworkPolicies allow before the rule above is
+#     reached; no route gets past these;
 #   - cgroups: the kubelet's tree under /kubeforge-real in each hierarchy;
 #   - sysctls: net.ipv4.ip_forward (set to 1 while the node runs), and those
 #     the kubelet and kube-proxy set at start (kernel.panic,
@@ -290,14 +291,6 @@ firewall_up() {
   # and this host (INPUT); anything else they send is rejected.
   iptables -C FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j REJECT 2>/dev/null ||
     iptables -I FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$FIREWALL_COMMENT" -j REJECT
-  # The same in routing, which no iptables ACCEPT (kube-router's) skips:
-  # after the Services' DNAT, a pod's packet is routed only to a pod or to
-  # this host (the local table comes first); to anything else the kernel
-  # answers "prohibited" at once, as it does for a Service with no endpoints.
-  ip rule show pref "$RULE_PREF" | grep -q . ||
-    ip rule add pref "$RULE_PREF" from "$POD_CIDR" to "$POD_CIDR" lookup main
-  ip rule show pref "$((RULE_PREF + 1))" | grep -q . ||
-    ip rule add pref "$((RULE_PREF + 1))" from "$POD_CIDR" prohibit
   echo 1 >/proc/sys/net/ipv4/ip_forward
 }
 
@@ -398,6 +391,17 @@ EOF
 # (`netpol-down`) around themselves.
 netpol_up() {
   NODE_BIN=${NODE_BIN:-$(hack/node-binaries.sh --print)}
+  # kube-router's chain, first in FORWARD, accepts what the policies allow
+  # before the rule of firewall_up is reached. So while it runs, routing
+  # says the same: after the Services' DNAT, a pod's packet is routed only
+  # to a pod or to this host (the local table comes first); anything else
+  # is prohibited. (Not always: the kernel rate-limits the ICMP errors of a
+  # prohibit route, so a Service with no endpoints would hang rather than
+  # refuse under load; kube-proxy's REJECT does not.)
+  ip rule show pref "$RULE_PREF" | grep -q . ||
+    ip rule add pref "$RULE_PREF" from "$POD_CIDR" to "$POD_CIDR" lookup main
+  ip rule show pref "$((RULE_PREF + 1))" | grep -q . ||
+    ip rule add pref "$((RULE_PREF + 1))" from "$POD_CIDR" prohibit
   command -v ipset >/dev/null || { log "kube-router needs ipset: apt-get install ipset (make test-deps)"; return 1; }
   kc apply --server-side --force-conflicts -f - >/dev/null <<EOF
 apiVersion: rbac.authorization.k8s.io/v1
@@ -650,9 +654,10 @@ netpol_down() {
   for chain in $chains; do iptables -t filter -F "$chain" 2>/dev/null || true; done
   for chain in $chains; do iptables -t filter -X "$chain" 2>/dev/null || true; done
   for chain in $(ipsets); do ipset destroy "$chain" 2>/dev/null || true; done
+  routing_down
 }
 
-# routing_down removes the two routing rules of firewall_up.
+# routing_down removes the two routing rules of netpol_up.
 routing_down() {
   local pref
   for pref in "$RULE_PREF" "$((RULE_PREF + 1))"; do
