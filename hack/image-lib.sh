@@ -67,15 +67,16 @@ debian_closure() {
 }
 
 # debian_base ROOT: what dpkg's maintainer scripts would have made of an
-# unpacked root file system, for images that run a shell: the merged-/usr
-# links, /tmp, and root's account. Callers add their own users.
+# unpacked root file system: the merged-/usr links (and /bin/sh, when dash
+# is there), /tmp, and root's account; no documentation. Callers add their
+# own users.
 debian_base() {
   local root=$1
   ln -sfn usr/lib "$root/lib"
   ln -sfn usr/lib64 "$root/lib64"
   ln -sfn usr/bin "$root/bin"
   ln -sfn usr/sbin "$root/sbin"
-  ln -sfn dash "$root/usr/bin/sh"
+  if [[ -e "$root/usr/bin/dash" ]]; then ln -sfn dash "$root/usr/bin/sh"; fi
   mkdir -p "$root/tmp" "$root/root" "$root/run" "$root/var/tmp"
   chmod 1777 "$root/tmp" "$root/var/tmp"
   chmod 700 "$root/root"

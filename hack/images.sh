@@ -84,20 +84,16 @@ nginx_rootfs() {
   rm -rf "$dir" && mkdir -p "$root"
   debian_unpack "$root" "${NGINX_PACKAGES[@]}"
   debian_version nginx >"$dir/version.tmp"
-  # What a base system would add: the merged-/usr links, users for the
-  # workers, the directories nginx opens at start, the stream module loaded
-  # through Debian's modules-enabled convention (the Balancer's nginx.conf
-  # includes it; images with the module built in have no such file).
-  ln -sfn usr/lib "$root/lib"
-  ln -sfn usr/lib64 "$root/lib64"
-  ln -sfn usr/bin "$root/bin"
-  ln -sfn usr/sbin "$root/sbin"
-  mkdir -p "$root/etc/nginx/modules-enabled" "$root/var/log/nginx" "$root/var/lib/nginx" "$root/run" "$root/tmp"
-  chmod 1777 "$root/tmp"
+  # What a base system would add (debian_base), users for the workers (no
+  # shell: the image has none), the directories nginx opens at start, the
+  # stream module loaded through Debian's modules-enabled convention (the
+  # Balancer's nginx.conf includes it; images with the module built in have
+  # no such file).
+  debian_base "$root"
+  mkdir -p "$root/etc/nginx/modules-enabled" "$root/var/log/nginx" "$root/var/lib/nginx"
   echo "load_module /usr/lib/nginx/modules/ngx_stream_module.so;" >"$root/etc/nginx/modules-enabled/50-mod-stream.conf"
   printf 'root:x:0:0:root:/root:/usr/sbin/nologin\nwww-data:x:33:33:www-data:/var/www:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$root/etc/passwd"
   printf 'root:x:0:\nwww-data:x:33:\nnogroup:x:65534:\nnobody:x:65534:\n' >"$root/etc/group"
-  rm -rf "$root/usr/share/doc" "$root/usr/share/man" "$root/usr/share/lintian" "$root/usr/share/locale"
   # Proof that it runs and speaks what the Balancer renders: the stream
   # module, a zone, `resolve` on an upstream server.
   cat >"$root/tmp/check.conf" <<'EOF'

@@ -398,11 +398,11 @@ netpol_up() {
   # is prohibited. (Not always: the kernel rate-limits the ICMP errors of a
   # prohibit route, so a Service with no endpoints would hang rather than
   # refuse under load; kube-proxy's REJECT does not.)
+  command -v ipset >/dev/null || { log "kube-router needs ipset: apt-get install ipset (make test-deps)"; return 1; }
   ip rule show pref "$RULE_PREF" | grep -q . ||
     ip rule add pref "$RULE_PREF" from "$POD_CIDR" to "$POD_CIDR" lookup main
   ip rule show pref "$((RULE_PREF + 1))" | grep -q . ||
     ip rule add pref "$((RULE_PREF + 1))" from "$POD_CIDR" prohibit
-  command -v ipset >/dev/null || { log "kube-router needs ipset: apt-get install ipset (make test-deps)"; return 1; }
   kc apply --server-side --force-conflicts -f - >/dev/null <<EOF
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -624,7 +624,7 @@ firewall_down() {
   local cmd table chain rule rules chains
   "$NODE_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   for cmd in iptables ip6tables; do
-    for table in filter nat mangle raw; do
+    for table in filter nat mangle; do
       # Rules in any chain that jump to a KUBE-/CNI- chain or carry our comment.
       rules=$("$cmd-save" -t "$table" 2>/dev/null | grep -E '^-A ' | grep -E -- "-j (KUBE-|CNI-)|$FIREWALL_COMMENT" || true)
       while read -r rule; do
@@ -706,7 +706,6 @@ down() {
   kill_leftovers
   unmount_state
   ip link del "$BRIDGE" 2>/dev/null || true
-  routing_down
   firewall_down
   cgroups_down
   restore_sysctls

@@ -338,13 +338,18 @@ func apiEndpoint() (*tls.Config, string) {
 // apiToken makes a ServiceAccount that may use the given resources in ns
 // and returns a token for the kubeforge API's audience.
 func apiToken(ns, name string, resources ...string) string {
-	_, _ = kubectl("-n", ns, "create", "serviceaccount", name)
 	args := []string{"-n", ns, "create", "role", name, "--verb=get,list,watch,create,update,patch,delete"}
 	for _, r := range resources {
 		args = append(args, "--resource="+r)
 	}
-	_, _ = kubectl(args...)
-	_, _ = kubectl("-n", ns, "create", "rolebinding", name, "--role="+name, "--serviceaccount="+ns+":"+name)
+	for _, cmd := range [][]string{
+		{"-n", ns, "create", "serviceaccount", name},
+		args,
+		{"-n", ns, "create", "rolebinding", name, "--role=" + name, "--serviceaccount=" + ns + ":" + name},
+	} {
+		out, err := kubectl(cmd...)
+		Expect(err).NotTo(HaveOccurred(), out)
+	}
 	out, err := kubectl("-n", ns, "create", "token", name, "--audience", "kubeforge", "--duration", "1h")
 	Expect(err).NotTo(HaveOccurred())
 	return strings.TrimSpace(out)
