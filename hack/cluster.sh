@@ -9,7 +9,10 @@
 # Env:   CLUSTER_NAME (default kubeforge), CLUSTER_NODES (default 3),
 #        CLUSTER_VOLUMES (default 8), CLUSTER_SERVICE_CIDR (default: the API
 #        server's 10.0.0.0/24, or 10.96.0.0/16 with REAL_NODE=1; applies when
-#        the cluster is created), REAL_NODE (1: add a real node, see below)
+#        the cluster is created), REAL_NODE (1: add a real node, see below),
+#        CLUSTER_FRESH (1: up deletes a cluster of that name first, with
+#        everything an earlier run left in it; the test suites set it unless
+#        told to reuse a kept cluster)
 #
 # REAL_NODE=1 adds one real node (hack/real-node.sh: containerd, kubelet,
 # kube-proxy, CoreDNS, a local registry) beside the fake ones, and taints
@@ -61,6 +64,10 @@ up() {
   bin=$(bin_dir)
   export PATH="$bin:$PATH" # kubectl matching the cluster
   local kwokctl="$bin/kwokctl"
+  if [[ -n "${CLUSTER_FRESH:-}" ]] && { exists || real_node_here; }; then
+    log "CLUSTER_FRESH: deleting the cluster $CLUSTER_NAME that an earlier run left"
+    down
+  fi
   if exists && healthy; then
     log "cluster $CLUSTER_NAME is already running"
   elif exists; then
@@ -181,8 +188,13 @@ spec:
   kubectl --kubeconfig "$KUBECONFIG_PATH" create -f - >/dev/null 2>&1 <<<"$manifest" || true
 }
 
+# real_node_here: the machine's real node belongs to this cluster.
+real_node_here() {
+  [[ -f "$CACHE_ROOT/real-node/cluster" && "$(cat "$CACHE_ROOT/real-node/cluster")" == "$CLUSTER_NAME" ]]
+}
+
 down() {
-  if [[ -f "$CACHE_ROOT/real-node/cluster" && "$(cat "$CACHE_ROOT/real-node/cluster")" == "$CLUSTER_NAME" ]]; then
+  if real_node_here; then
     CLUSTER_NAME=$CLUSTER_NAME hack/real-node.sh down
   fi
   if exists; then

@@ -105,9 +105,9 @@ var _ = BeforeSuite(func() {
 	}
 
 	By("starting the local control plane")
-	out, err := run("hack/cluster.sh", "up")
+	var err error
+	kubeconfig, err = e2ekit.ClusterUp(root, []string{"CLUSTER_NAME=" + clusterName()}, "E2E_REUSE_CLUSTER")
 	Expect(err).NotTo(HaveOccurred())
-	kubeconfig = strings.TrimSpace(out)
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.New()})

@@ -56,6 +56,7 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -114,7 +115,11 @@ func setup(t *testing.T, nodes, volumes int) *env {
 	// A /16 Service range: every Balancer takes two Services.
 	clusterEnv := []string{"CLUSTER_NAME=kubeforge-perf", fmt.Sprintf("CLUSTER_NODES=%d", nodes), fmt.Sprintf("CLUSTER_VOLUMES=%d", volumes),
 		"CLUSTER_SERVICE_CIDR=10.96.0.0/16", "PATH=" + bin + ":" + os.Getenv("PATH")}
-	e := &env{t: t, kubeconfig: strings.TrimSpace(run(t, clusterEnv, "hack/cluster.sh", "up"))}
+	kubeconfig, err := e2ekit.ClusterUp(root, clusterEnv, "PERF_REUSE_CLUSTER")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, kubeconfig: kubeconfig}
 	t.Cleanup(func() {
 		if os.Getenv("PERF_KEEP_CLUSTER") == "" {
 			run(t, clusterEnv, "hack/cluster.sh", "down")

@@ -63,3 +63,17 @@ func Timed(artifacts, what string, step func()) (string, error) {
 	line := fmt.Sprintf("%s: %.1fs\n", what, time.Since(t0).Seconds())
 	return line, AppendArtifact(artifacts, "timings.txt", line)
 }
+
+// ClusterUp starts a suite's cluster with hack/cluster.sh up, run in dir
+// with env, and returns its kubeconfig's path. A cluster of the same name
+// that an earlier run left (kept, interrupted, or in a machine's snapshot)
+// is deleted first, so that its objects never meet this run's; with the
+// environment variable reuse set (E2E_REUSE_CLUSTER, PERF_REUSE_CLUSTER), a
+// kept cluster is used as it is, which saves a developer its start.
+func ClusterUp(dir string, env []string, reuse string) (string, error) {
+	if os.Getenv(reuse) == "" {
+		env = append(env, "CLUSTER_FRESH=1")
+	}
+	out, err := Run(dir, env, nil, "hack/cluster.sh", "up")
+	return strings.TrimSpace(out), err
+}

@@ -104,9 +104,9 @@ var _ = BeforeSuite(func() {
 	hostBefore = readHost()
 
 	timed("cluster with a real node (hack/cluster.sh up, REAL_NODE=1)", func() {
-		out, err := run("hack/cluster.sh", "up")
+		var err error
+		kubeconfig, err = e2ekit.ClusterUp(root, []string{"CLUSTER_NAME=" + clusterName(), "REAL_NODE=1"}, "E2E_REUSE_CLUSTER")
 		Expect(err).NotTo(HaveOccurred())
-		kubeconfig = strings.TrimSpace(out)
 	})
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
