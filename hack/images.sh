@@ -35,12 +35,12 @@ NGINX_IMAGE=${NGINX_IMAGE:-docker.io/library/nginx:1.27.3-alpine}
 ECHOSERVER_IMAGE=${ECHOSERVER_IMAGE:-kubeforge.test/echoserver:v1}
 CACHE_ROOT=${KUBEFORGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeforge}
 OUT="$CACHE_ROOT/images"
-# nginx and what its binary and stream module link against; nothing else
-# (no shell, no package manager, no nginx-common configuration).
 CODE_SERVER_VERSION=${CODE_SERVER_VERSION:-4.96.4}
 CODE_SERVER_IMAGE=${CODE_SERVER_IMAGE:-docker.io/codercom/code-server:$CODE_SERVER_VERSION}
 INSTALLER_IMAGE=${INSTALLER_IMAGE:-kubeforge.test/installer-standin:v1}
 SSHHOST_IMAGE=${SSHHOST_IMAGE:-kubeforge.test/sshhost:v1}
+# nginx and what its binary and stream module link against; nothing else
+# (no shell, no package manager, no nginx-common configuration).
 NGINX_PACKAGES=(nginx libnginx-mod-stream libc6 libgcc-s1 libcrypt1 libpcre2-8-0 libssl3t64 libzstd1 zlib1g)
 
 LOG_PREFIX=images

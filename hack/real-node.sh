@@ -646,14 +646,14 @@ firewall_down() {
 # its ipsets — and nothing of kube-proxy's.
 netpol_down() {
   stop kube-router
-  local rule chain chains
+  local rule chain chains set
   while read -r rule; do
     [[ -n "$rule" ]] && eval "iptables -t filter ${rule/-A /-D }" 2>/dev/null || true
   done <<<"$(iptables-save -t filter 2>/dev/null | grep -E '^-A (INPUT|FORWARD|OUTPUT) ' | grep -E -- '-j KUBE-ROUTER-' || true)"
   chains=$(iptables-save -t filter 2>/dev/null | sed -n 's/^:\(KUBE-\(ROUTER\|POD-FW\|NWPLCY\)-[^ ]*\) .*/\1/p' || true)
   for chain in $chains; do iptables -t filter -F "$chain" 2>/dev/null || true; done
   for chain in $chains; do iptables -t filter -X "$chain" 2>/dev/null || true; done
-  for chain in $(ipsets); do ipset destroy "$chain" 2>/dev/null || true; done
+  for set in $(ipsets); do ipset destroy "$set" 2>/dev/null || true; done
   routing_down
 }
 

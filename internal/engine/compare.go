@@ -119,8 +119,10 @@ func difference(have, want any, path string) string {
 		if !ok {
 			return orRoot(path)
 		}
-		if key := listKey(w); key != "" && len(h) > len(w) {
-			return keyedDifference(h, w, key, path)
+		if len(h) > len(w) {
+			if key := listKey(w); key != "" {
+				return keyedDifference(h, w, key, path)
+			}
 		}
 		if len(h) != len(w) {
 			return orRoot(path)
@@ -140,8 +142,12 @@ func difference(have, want any, path string) string {
 }
 
 // listKey is the key a list of objects is merged by: "name", or
-// "mountPath", when every item has a distinct string value for it; else "".
+// "mountPath", when every item has a distinct string value for it; else
+// "" (an empty list too: it keys nothing).
 func listKey(items []any) string {
+	if len(items) == 0 {
+		return ""
+	}
 	for _, key := range []string{"name", "mountPath"} {
 		seen := make(map[string]bool, len(items))
 		for _, it := range items {
