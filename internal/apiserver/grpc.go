@@ -286,17 +286,8 @@ func (s *Server) waitRunning(ctx context.Context, key types.NamespacedName) (*id
 			return nil, grpcError(err)
 		case err == nil:
 			phase, reason = ws.Status.Phase, ws.Status.Reason
-			// A Running status of an older generation may be the one before
-			// a stop: the start just asked for has not been seen yet.
-			if phase == idev1alpha1.PhaseRunning && ws.Status.ObservedGeneration == ws.Generation {
+			if s.running(ctx, ws) {
 				return ws, nil
-			}
-			pod := &corev1.Pod{}
-			if err := s.Cache.Get(ctx, key, pod); err == nil {
-				if st, current := s.WorkspaceStatus(ws, pod); current && st.Phase == idev1alpha1.PhaseRunning {
-					ws.Status = st
-					return ws, nil
-				}
 			}
 			if phase == idev1alpha1.PhaseFailed {
 				return nil, status.Errorf(codes.FailedPrecondition, "workspace %s failed: %s: %s", key.Name, ws.Status.Reason, ws.Status.Message)
@@ -377,7 +368,33 @@ func (s *Server) getWorkspace(ctx context.Context, ns, name string) (*idev1alpha
 	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ws); err != nil {
 		return nil, err
 	}
+	// What create-and-wait answered, a read right after it answers too.
+	s.running(ctx, ws)
 	return ws, nil
+}
+
+// running reports whether ws is Running, and when its Pod is Ready before
+// the controller has written so, gives ws the status that write will
+// report (s.WorkspaceStatus). Create-and-wait answers from it, and so do
+// the reads after it, so that a caller never sees Running and then an
+// older Starting. A Running status of an older generation may be the one
+// before a stop: the start just asked for has not been seen yet.
+func (s *Server) running(ctx context.Context, ws *idev1alpha1.Workspace) bool {
+	if ws.Status.Phase == idev1alpha1.PhaseRunning && ws.Status.ObservedGeneration == ws.Generation {
+		return true
+	}
+	if s.WorkspaceStatus == nil {
+		return false
+	}
+	pod := &corev1.Pod{}
+	if err := s.Cache.Get(ctx, client.ObjectKeyFromObject(ws), pod); err != nil {
+		return false
+	}
+	if st, current := s.WorkspaceStatus(ws, pod); current && st.Phase == idev1alpha1.PhaseRunning {
+		ws.Status = st
+		return true
+	}
+	return false
 }
 
 func (i *ideService) get(ctx context.Context, q *idev1.QueryOption) (*idev1alpha1.Workspace, error) {

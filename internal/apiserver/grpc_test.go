@@ -208,6 +208,18 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		Expect(info.GetUrl()).To(Equal("http://quick.ide.svc:8080"))
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "ide", Name: "quick"}, ws)).To(Succeed())
 		Expect(ws.Status.Phase).To(BeEmpty(), "nothing wrote the status: the answer came from the Pod")
+
+		// The reads right after it agree, though the stored status is still
+		// empty: a caller never sees Running and then an older phase.
+		c, cancel := as(dev, 10*time.Second)
+		defer cancel()
+		st, err := ide.GetPodSpaceStatus(c, &idev1.QueryOption{Namespace: "ide", Name: "quick"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.GetPhase()).To(Equal("Running"))
+		again, err := ide.GetPodSpaceInfo(c, &idev1.QueryOption{Namespace: "ide", Name: "quick"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again.GetPhase()).To(Equal("Running"))
+		Expect(again.GetPodIp()).To(Equal("10.9.8.7"))
 	})
 
 	It("should end a wait at the caller's deadline with DEADLINE_EXCEEDED and the phase reached", func() {
