@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -102,15 +103,18 @@ var _ = Describe("Engine with the manager's cache", func() {
 		for _, o := range userObjects("x") {
 			types = append(types, o)
 		}
-		opts := engine.CacheOptions(engine.CacheSettings{}, types...)
+		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, types)}, types...)
 		opts.Scheme = env.Scheme
-		c, err := cache.New(env.Config, opts)
+		uncached, err := cache.New(env.Config, opts)
 		Expect(err).NotTo(HaveOccurred())
+		c := engine.GuardCache(uncached)
 		cctx, cancel := context.WithCancel(ctx)
 		stop = cancel
 		go func() { defer GinkgoRecover(); Expect(c.Start(cctx)).To(Succeed()) }()
 		Expect(c.WaitForCacheSync(cctx)).To(BeTrue())
-		cached, err = client.New(env.Config, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: c}})
+		copts := engine.ClientOptions()
+		copts.Scheme, copts.Cache.Reader = env.Scheme, c
+		cached, err = client.New(env.Config, copts)
 		Expect(err).NotTo(HaveOccurred())
 		counting = testenv.NewCountingClient(cached)
 		cs, err := kubernetes.NewForConfig(env.Config)
@@ -118,7 +122,7 @@ var _ = Describe("Engine with the manager's cache", func() {
 		broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
 		broadcaster.StartRecordingToSink(cctx.Done())
 		eng = &engine.Engine{Client: counting, Reader: env.Client, Scheme: env.Scheme,
-			Recorder: broadcaster.NewRecorder(env.Scheme, "kubeforge-test")}
+			Recorder: broadcaster.NewRecorder(env.Scheme, "kubeforge-test"), Proof: env.Proof}
 	})
 	AfterEach(func() { stop() })
 
@@ -189,52 +193,47 @@ var _ = Describe("Engine with the manager's cache", func() {
 	})
 
 	Context("When a volume was retained", func() {
-		claim := func(name, identity string) *corev1.PersistentVolumeClaim {
+		claim := func(name string) *corev1.PersistentVolumeClaim {
 			pvc := userObjects(name)[7].(*corev1.PersistentVolumeClaim)
 			pvc.Namespace = ""
-			engine.Claim(pvc, identity)
+			engine.Claim(pvc, "home")
 			engine.Retain(pvc)
 			return pvc
 		}
-		It("should give it back only to an owner of the same kind, name and identity", func() {
-			first := newOwner("home")
-			_, err := eng.Apply(ctx, first, []client.Object{claim("home-vol", "user=alice")}, &corev1.PersistentVolumeClaim{})
+		ownedBy := func(name, user string) *corev1.ConfigMap {
+			o := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+				Annotations: map[string]string{proof.OwnerAnnotation: user}}}
+			Expect(env.Client.Create(ctx, o)).To(Succeed())
+			return o
+		}
+		It("should give it back only to an owner of the same kind, name and recorded owner", func() {
+			first := ownedBy("home", "alice")
+			_, err := eng.Apply(ctx, first, []client.Object{claim("home-vol")}, &corev1.PersistentVolumeClaim{})
 			Expect(err).NotTo(HaveOccurred())
 			vol := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "home-vol", Namespace: "default"}}
-			Expect(snapshot(vol)).To(ContainSubstring(`"kubeforge.io/retained-for":"ConfigMap/home/user=alice"`))
+			Expect(snapshot(vol)).To(ContainSubstring(`"kubeforge.io/retained-for":"ConfigMap/home/owner=alice/home"`))
 			Expect(env.Client.Delete(ctx, first)).To(Succeed())
 			before := snapshot(vol)
 
-			By("another user's owner of the same name")
-			bobs := newOwner("home")
-			_, err = eng.Apply(ctx, bobs, []client.Object{claim("home-vol", "user=bob")}, &corev1.PersistentVolumeClaim{})
+			By("another person's owner of the same name")
+			bobs := ownedBy("home", "bob")
+			_, err = eng.Apply(ctx, bobs, []client.Object{claim("home-vol")}, &corev1.PersistentVolumeClaim{})
 			Expect(engine.IsConflict(err)).To(BeTrue(), "%v", err)
 			Expect(snapshot(vol)).To(Equal(before))
 			Expect(env.Client.Delete(ctx, bobs)).To(Succeed())
 
-			By("the same user's owner of the same name")
-			alices := newOwner("home")
-			res, err := eng.Apply(ctx, alices, []client.Object{claim("home-vol", "user=alice")}, &corev1.PersistentVolumeClaim{})
+			By("an owner of the same name with no recorded owner")
+			nobodys := newOwner("home")
+			_, err = eng.Apply(ctx, nobodys, []client.Object{claim("home-vol")}, &corev1.PersistentVolumeClaim{})
+			Expect(engine.IsConflict(err)).To(BeTrue(), "%v", err)
+			Expect(snapshot(vol)).To(Equal(before))
+			Expect(env.Client.Delete(ctx, nobodys)).To(Succeed())
+
+			By("the same person's owner of the same name")
+			alices := ownedBy("home", "alice")
+			res, err := eng.Apply(ctx, alices, []client.Object{claim("home-vol")}, &corev1.PersistentVolumeClaim{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Created).To(BeEmpty())
-		})
-		It("should give one retained before retained-for existed only to an owner that existed when it was made", func() {
-			legacy := func(name, instance string) {
-				pvc := userObjects(name)[7].(*corev1.PersistentVolumeClaim)
-				pvc.Labels = map[string]string{engine.LabelManagedBy: engine.ManagedByValue, engine.LabelInstance: instance}
-				pvc.Annotations = map[string]string{engine.AnnotationRetain: "true"}
-				Expect(env.Client.Create(ctx, pvc)).To(Succeed())
-			}
-			legacy("old-vol", "old")
-			time.Sleep(1100 * time.Millisecond) // creation timestamps have seconds
-			later := newOwner("old")
-			_, err := eng.Apply(ctx, later, []client.Object{claim("old-vol", "")}, &corev1.PersistentVolumeClaim{})
-			Expect(engine.IsConflict(err)).To(BeTrue(), "kept from an earlier owner of the name: %v", err)
-
-			current := newOwner("current")
-			legacy("current-vol", "current")
-			_, err = eng.Apply(ctx, current, []client.Object{claim("current-vol", "")}, &corev1.PersistentVolumeClaim{})
-			Expect(err).NotTo(HaveOccurred(), "made while this owner existed")
 		})
 	})
 })

@@ -15,10 +15,46 @@
 package engine
 
 import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
+
+// What the manager's cache holds is bounded by what the operator made, not
+// by what anyone else writes: a label is no proof (anyone who may create a
+// ConfigMap may label it app.kubernetes.io/managed-by=kubeforge).
+//
+//   - ConfigMaps and Secrets (ContentKinds) are watched as metadata only,
+//     and their content is read from the API server by name when it is
+//     needed: however many large labelled ones someone plants, the cache
+//     holds a few hundred bytes of each. GuardCache makes a typed read of
+//     them from the cache an error, so no later code can bring their
+//     content back into it by accident.
+//   - Every other cached object keeps only kubeforge's own labels and
+//     annotations unless its seal verifies; an owned type's object without
+//     a seal keeps nothing but its metadata (CacheTransform).
+
+// ContentKinds are the kinds whose content the manager never caches.
+var ContentKinds = []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}
+
+// IsContentKind reports whether gk is one of ContentKinds.
+func IsContentKind(gk schema.GroupKind) bool {
+	return gk.Group == "" && (gk.Kind == "ConfigMap" || gk.Kind == "Secret")
+}
 
 // CacheSettings turn the cache's two memory savings off. The zero value
 // is what the operator runs with; the flags that set these exist to
@@ -29,17 +65,31 @@ type CacheSettings struct {
 	// AllOwnedTypeObjects caches every object of the owned types, not only
 	// those labelled app.kubernetes.io/managed-by=kubeforge.
 	AllOwnedTypeObjects bool
+	// Transform, when set, is applied to every cached object after the
+	// managed fields are dropped: CacheTransform.
+	Transform toolscache.TransformFunc
 }
 
-// CacheOptions are the manager's cache options: managedFields stripped from
-// every cached object, and the owned types cached only when they carry
-// app.kubernetes.io/managed-by=kubeforge, so that memory does not grow with
-// the cluster's unrelated objects. The engine's reads of owned objects go
-// through this cache.
+// CacheOptions are the manager's cache options for the given cached types.
 func CacheOptions(s CacheSettings, ownedTypes ...client.Object) cache.Options {
 	var opts cache.Options
+	var steps []toolscache.TransformFunc
 	if !s.KeepManagedFields {
-		opts.DefaultTransform = cache.TransformStripManagedFields()
+		steps = append(steps, cache.TransformStripManagedFields())
+	}
+	if s.Transform != nil {
+		steps = append(steps, s.Transform)
+	}
+	if len(steps) > 0 {
+		opts.DefaultTransform = func(in any) (any, error) {
+			var err error
+			for _, step := range steps {
+				if in, err = step(in); err != nil {
+					return nil, err
+				}
+			}
+			return in, nil
+		}
 	}
 	if !s.AllOwnedTypeObjects {
 		managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})
@@ -49,4 +99,136 @@ func CacheOptions(s CacheSettings, ownedTypes ...client.Object) cache.Options {
 		}
 	}
 	return opts
+}
+
+// ClientOptions make the manager's client read ContentKinds from the API
+// server, never from the cache.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: ContentKinds}}
+}
+
+// kept are the label and annotation keys a cached object keeps whatever
+// its proof: kubeforge's own, and the well-known ones its selectors use.
+func kept(key string) bool {
+	prefix, _, found := strings.Cut(key, "/")
+	if !found {
+		return false
+	}
+	return prefix == "app.kubernetes.io" || prefix == "kubeforge.io" || strings.HasSuffix(prefix, ".kubeforge.io") ||
+		strings.HasSuffix(prefix, ".kubernetes.io") || strings.HasSuffix(prefix, ".k8s.io")
+}
+
+func trim(m map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if kept(k) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// CacheTransform returns the cache transform that bounds what each cached
+// object costs. An object whose seal verifies is kept whole (it is what
+// the operator made). Any other object keeps only the annotations kept()
+// names; one of the owned types (which the operator would have sealed)
+// keeps only such labels too and nothing else but its metadata — enough
+// for the engine to see the name taken and report a NameConflict, nothing
+// for a controller to trust. Objects of the read types (Pods of a
+// workload, EndpointSlices), made by Kubernetes controllers, keep their
+// labels and content.
+func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, owned []client.Object) toolscache.TransformFunc {
+	e := &Engine{Proof: keys, Scheme: scheme}
+	ownedGK := map[reflect.Type]schema.GroupKind{}
+	for _, o := range owned {
+		if gvk, err := apiutil.GVKForObject(o, scheme); err == nil {
+			ownedGK[reflect.TypeOf(o)] = gvk.GroupKind()
+		}
+	}
+	return func(in any) (any, error) {
+		obj, err := meta.Accessor(in)
+		if err != nil {
+			return in, nil
+		}
+		gk, isOwned := ownedGK[reflect.TypeOf(in)]
+		if pom, ok := in.(*metav1.PartialObjectMetadata); ok {
+			gk, isOwned = pom.GroupVersionKind().GroupKind(), false
+		}
+		if gk.Kind != "" && e.Proven(gk, obj) {
+			return in, nil
+		}
+		obj.SetAnnotations(trim(obj.GetAnnotations()))
+		_, metadataOnly := in.(*metav1.PartialObjectMetadata)
+		if metadataOnly || isOwned {
+			obj.SetLabels(trim(obj.GetLabels()))
+		}
+		if !isOwned {
+			// A read type's labels stay whole: the cache matches selectors
+			// against them.
+			return in, nil
+		}
+		// An empty object of the same type with only the metadata.
+		ro, ok := in.(runtime.Object)
+		if !ok {
+			return in, nil
+		}
+		stripped := reflect.New(reflect.TypeOf(ro).Elem()).Interface().(client.Object)
+		stripped.SetName(obj.GetName())
+		stripped.SetNamespace(obj.GetNamespace())
+		stripped.SetUID(obj.GetUID())
+		stripped.SetResourceVersion(obj.GetResourceVersion())
+		stripped.SetCreationTimestamp(obj.GetCreationTimestamp())
+		stripped.SetDeletionTimestamp(obj.GetDeletionTimestamp())
+		stripped.SetLabels(obj.GetLabels())
+		stripped.SetAnnotations(obj.GetAnnotations())
+		stripped.SetOwnerReferences(obj.GetOwnerReferences())
+		stripped.GetObjectKind().SetGroupVersionKind(ro.GetObjectKind().GroupVersionKind())
+		return stripped, nil
+	}
+}
+
+// GuardCache wraps the manager's cache so that a typed read of a
+// ContentKind (which would start an informer holding every labelled
+// ConfigMap's or Secret's content) is an error instead.
+func GuardCache(c cache.Cache) cache.Cache { return guardedCache{c} }
+
+type guardedCache struct{ cache.Cache }
+
+func refuseContent(obj runtime.Object) error {
+	switch obj.(type) {
+	case *corev1.ConfigMap, *corev1.Secret, *corev1.ConfigMapList, *corev1.SecretList:
+		return fmt.Errorf("kubeforge never caches the content of %T: read it from the API server", obj)
+	}
+	return nil
+}
+
+func (g guardedCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := refuseContent(obj); err != nil {
+		return err
+	}
+	return g.Cache.Get(ctx, key, obj, opts...)
+}
+
+func (g guardedCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := refuseContent(list); err != nil {
+		return err
+	}
+	return g.Cache.List(ctx, list, opts...)
+}
+
+func (g guardedCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if IsContentKind(gvk.GroupKind()) {
+		return nil, fmt.Errorf("kubeforge never caches the content of %s: watch its metadata", gvk.Kind)
+	}
+	return g.Cache.GetInformerForKind(ctx, gvk, opts...)
+}
+
+func (g guardedCache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	if err := refuseContent(obj); err != nil {
+		return nil, err
+	}
+	return g.Cache.GetInformer(ctx, obj, opts...)
 }

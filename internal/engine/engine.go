@@ -47,12 +47,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
 // The common labels the engine puts on every owned object.
@@ -93,6 +95,8 @@ const (
 const AnnotationCreateOnly = "kubeforge.io/create-only"
 
 // CreateOnly marks a desired object to be created once and never updated.
+// A ConfigMap or Secret is also made immutable (Immutable): what was
+// created is what is used, whoever may write such objects.
 func CreateOnly(obj client.Object) {
 	a := obj.GetAnnotations()
 	if a == nil {
@@ -100,6 +104,41 @@ func CreateOnly(obj client.Object) {
 	}
 	a[AnnotationCreateOnly] = "true"
 	obj.SetAnnotations(a)
+	Immutable(obj)
+}
+
+// Immutable makes a desired ConfigMap or Secret immutable: nobody, the
+// tenants who may update such objects included, can change its content
+// after the operator made it. When the desired content changes, the
+// engine deletes the object and makes it anew (a new UID, a new seal).
+// Other kinds are left as they are.
+func Immutable(obj client.Object) {
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		o.Immutable = ptr.To(true)
+	case *corev1.Secret:
+		o.Immutable = ptr.To(true)
+	}
+}
+
+// immutable reports whether a live ConfigMap or Secret is immutable.
+func immutable(obj client.Object) bool {
+	switch o := obj.(type) {
+	case *corev1.ConfigMap:
+		return ptr.Deref(o.Immutable, false)
+	case *corev1.Secret:
+		return ptr.Deref(o.Immutable, false)
+	}
+	return false
+}
+
+// immutableField is what sealing an object made before seals also sets:
+// immutable, when the desired object is.
+func immutableField(desired client.Object) map[string]any {
+	if immutable(desired) {
+		return map[string]any{"immutable": true}
+	}
+	return nil
 }
 
 // Retain marks a desired object to outlive its owner: see AnnotationRetain.
@@ -134,6 +173,9 @@ func Claim(obj client.Object, identity string) {
 type ConflictError struct {
 	// Key is the object's "Kind/name".
 	Key string
+	// Reason is the status reason: NameConflict, or
+	// RetainedBeforeUpgrade for an object kept before ownership proofs.
+	Reason string
 	// Message says whose it is and what to do.
 	Message string
 }
@@ -157,6 +199,17 @@ func Failed(invalid, applyErr error) (reason string, err error, ok bool) {
 // when an object with a wanted name is not the owner's, ApplyFailed
 // otherwise.
 func FailureReason(err error) string {
+	reason := ""
+	anyError(err, func(e error) bool {
+		var c *ConflictError
+		if errors.As(e, &c) && reason == "" {
+			reason = c.Reason
+		}
+		return false
+	})
+	if reason != "" {
+		return reason
+	}
 	if IsConflict(err) {
 		return conditions.ReasonNameConflict
 	}
@@ -204,12 +257,19 @@ type Engine struct {
 	Scheme *runtime.Scheme
 	// Recorder, if set, receives an event for every create, update and delete.
 	Recorder events.EventRecorder
+	// Proof seals what the engine creates and recognises what it made
+	// (package proof). Required.
+	Proof *proof.Keyring
 }
 
 // Result says what Apply did.
 type Result struct {
 	// Created, Updated, Unchanged and Pruned hold "Kind/name" entries.
 	Created, Updated, Unchanged, Pruned []string
+	// Migrated holds the "Kind/name" of objects made before ownership
+	// proofs that this Apply sealed as the owner's (the one-time migration):
+	// a controller rotates the credentials among them.
+	Migrated []string
 	// Live holds, by "Kind/name", each desired object as it is now: the API
 	// server's answer for those created or updated, the cached copy for the
 	// unchanged. Status computed from it does not lag behind this
@@ -272,12 +332,16 @@ func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []clien
 				"object", obj.GetName(), "notOurs", conflict)
 			continue
 		}
-		key, outcome, live, err := e.applyOne(ctx, owner, obj)
+		migrated := false
+		key, outcome, live, err := e.applyOne(ctx, owner, obj, &migrated)
+		if migrated {
+			res.Migrated = append(res.Migrated, key)
+		}
 		if key != "" {
 			keep[key] = true
 		}
 		if err != nil {
-			if IsConflict(err) { // it has its own NameConflict warning
+			if IsConflict(err) || errors.Is(err, errRemade) { // it has its own warning
 				conflict = key
 			} else {
 				e.warn(owner, obj, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
@@ -312,6 +376,10 @@ func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []clien
 	return res, kerrors.NewAggregate(errs)
 }
 
+// errRemade says an object was deleted to be made anew: what uses it by
+// name waits for the new one.
+var errRemade = errors.New("made anew")
+
 type outcome int
 
 const (
@@ -320,7 +388,7 @@ const (
 	updated
 )
 
-func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.Object) (string, outcome, client.Object, error) {
+func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.Object, migrated *bool) (string, outcome, client.Object, error) {
 	log := logf.FromContext(ctx)
 	gvk, err := apiutil.GVKForObject(obj, e.Scheme)
 	if err != nil {
@@ -347,10 +415,11 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		return key, unchanged, nil, fmt.Errorf("finding the kind of the owner: %w", err)
 	}
 	ownerName := ownerGVK.Kind + " " + owner.GetName()
+	bind, _ := binding(ownerGVK.Kind, owner, obj)
 	a := obj.GetAnnotations()
-	if identity, ok := a[AnnotationRetainedFor]; ok {
-		// Whom it is kept for: the owner, and the identity the builder gave.
-		a[AnnotationRetainedFor] = strings.TrimSuffix(ownerGVK.Kind+"/"+owner.GetName()+"/"+identity, "/")
+	if _, ok := a[AnnotationRetainedFor]; ok {
+		// Whom it is kept for, for people to read; the seal is the proof.
+		a[AnnotationRetainedFor] = strings.TrimPrefix(string(bind), "retained:")
 		obj.SetAnnotations(a)
 	}
 	if a[AnnotationRetain] != "true" {
@@ -380,7 +449,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		return key, unchanged, nil, fmt.Errorf("creating an empty %s: %w", gvk.Kind, err)
 	}
 	liveObj := live.(client.Object)
-	exists, diff := true, ""
+	exists, diff, remake := true, "", false
 	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), liveObj); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, err)
@@ -395,15 +464,45 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 			exists = false
 		}
 	}
+	// A direct read (ConfigMaps and Secrets are never cached) leaves the
+	// type empty; the comparison needs it as the desired object has it.
+	liveObj.GetObjectKind().SetGroupVersionKind(gvk)
+	gk := gvk.GroupKind()
 	if exists {
-		if ref := metav1.GetControllerOf(liveObj); ref != nil && ref.UID != owner.GetUID() {
-			return key, unchanged, nil, fmt.Errorf("%s exists and is controlled by %s %s, not by this %s",
-				key, ref.Kind, ref.Name, ownerGVK.Kind)
-		}
-		if !metav1.IsControlledBy(liveObj, owner) && !retainedFor(liveObj, obj, owner) {
-			conflict := &ConflictError{Key: key, Message: fmt.Sprintf(
-				"%s exists and was not created by this %s, so kubeforge leaves it exactly as it is: "+
-					"delete or rename it, or give the %s another name", key, ownerName, ownerGVK.Kind)}
+		switch e.standingOf(gk, owner, liveObj, bind) {
+		case ours:
+		case reseal, handedBack:
+			log.Info("Sealing an owned object again", "object", key)
+			if err := e.seal(ctx, gk, liveObj, bind, nil); err != nil {
+				return key, unchanged, nil, err
+			}
+		case migrate:
+			// The one-time migration (docs/security.md): an object this owner
+			// controls, made before the ownership key existed.
+			log.Info("Sealing an object made before ownership proofs", "object", key)
+			if err := e.seal(ctx, gk, liveObj, bind, immutableField(obj)); err != nil {
+				return key, unchanged, nil, err
+			}
+			*migrated = true
+		case unfinished:
+			// Created and never sealed (the operator stopped in between), or a
+			// copy of that mark: nobody's to keep. Deleted and made anew.
+			log.Info("Deleting an object that was created and never sealed", "object", key)
+			remake = true
+		case retainedBeforeSeals:
+			conflict := &ConflictError{Key: key, Reason: ReasonRetainedBeforeUpgrade, Message: fmt.Sprintf(
+				"%s was kept by a kubeforge version without ownership proofs; it is left untouched and not handed back "+
+					"automatically: someone allowed to read it hands it back to this %s (docs/security.md, \"Hand-back\")", key, ownerGVK.Kind)}
+			log.Info("Leaving an object retained before ownership proofs alone", "object", key)
+			e.warn(owner, liveObj, ReasonRetainedBeforeUpgrade, "Apply", "%s", conflict.Message)
+			return key, unchanged, nil, conflict
+		default:
+			msg := fmt.Sprintf("%s exists and was not created by this %s, so kubeforge leaves it exactly as it is: "+
+				"delete or rename it, or give the %s another name", key, ownerName, ownerGVK.Kind)
+			if ref := metav1.GetControllerOf(liveObj); ref != nil && ref.UID != owner.GetUID() && e.Proven(gk, liveObj) {
+				msg = fmt.Sprintf("%s exists and belongs to %s %s, not to this %s", key, ref.Kind, ref.Name, ownerGVK.Kind)
+			}
+			conflict := &ConflictError{Key: key, Reason: conditions.ReasonNameConflict, Message: msg}
 			log.Info("Leaving an object that is not ours alone", "object", key)
 			e.warn(owner, liveObj, conditions.ReasonNameConflict, "Apply", "%s", conflict.Message)
 			return key, unchanged, nil, conflict
@@ -416,14 +515,37 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 			log.V(1).Info("Waiting for owned object to be deleted", "object", key)
 			return key, unchanged, liveObj, nil
 		}
-		have, err := toComparable(liveObj)
-		if err != nil {
-			return key, unchanged, nil, err
+		if !remake {
+			have, err := toComparable(liveObj)
+			if err != nil {
+				return key, unchanged, nil, err
+			}
+			diff = difference(have, want, "")
+			if diff == "" {
+				return key, unchanged, liveObj, nil
+			}
+			if immutable(liveObj) {
+				// Its content cannot change: it is deleted and made anew.
+				log.Info("Replacing an immutable owned object", "object", key, "firstDifference", diff)
+				remake = true
+			}
 		}
-		diff = difference(have, want, "")
-		if diff == "" {
-			return key, unchanged, liveObj, nil
+	}
+	if remake {
+		if err := e.Client.Delete(ctx, liveObj, client.Preconditions{UID: ptr.To(liveObj.GetUID())}); client.IgnoreNotFound(err) != nil {
+			return key, unchanged, nil, fmt.Errorf("deleting %s to make it anew: %w", key, err)
 		}
+		// Gone at once unless a finalizer holds it; then the delete event
+		// brings us back, and what uses it by name waits.
+		if err := e.reader().Get(ctx, client.ObjectKeyFromObject(obj), liveObj); !apierrors.IsNotFound(err) {
+			return key, unchanged, nil, fmt.Errorf("%s is being deleted to be made anew: %w", key, errRemade)
+		}
+		e.event(owner, obj, "Deleted", "Delete", "Deleted %s to make it anew", key)
+		exists = false
+	}
+	if !exists {
+		// Whom it is for, before the API server gives it a UID to seal.
+		mdAnnotations[proof.Annotation] = e.Proof.PendingMark(sealed(gk, obj), bind)
 	}
 
 	if exists {
@@ -453,6 +575,12 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	if exists {
 		e.event(owner, obj, "Updated", "Update", "Updated %s", key)
 		return key, updated, written, nil
+	}
+	if written == nil {
+		return key, unchanged, nil, fmt.Errorf("reading the created %s", key)
+	}
+	if err := e.seal(ctx, gk, written, bind, nil); err != nil {
+		return key, unchanged, nil, err
 	}
 	e.event(owner, obj, "Created", "Create", "Created %s", key)
 	return key, created, written, nil
@@ -502,12 +630,11 @@ func (e *Engine) DeleteOwned(ctx context.Context, owner client.Object, types []c
 			errs = append(errs, err)
 			continue
 		}
-		l, err := e.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		list, err := e.listFor(gvk)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("creating an empty %sList: %w", gvk.Kind, err))
+			errs = append(errs, err)
 			continue
 		}
-		list := l.(client.ObjectList)
 		if err := e.Client.List(ctx, list, client.InNamespace(owner.GetNamespace()), selector); err != nil {
 			errs = append(errs, fmt.Errorf("listing %s to prune: %w", gvk.Kind, err))
 			continue
@@ -519,7 +646,9 @@ func (e *Engine) DeleteOwned(ctx context.Context, owner client.Object, types []c
 		}
 		for _, item := range items {
 			obj, ok := item.(client.Object)
-			if !ok || !metav1.IsControlledBy(obj, owner) || obj.GetDeletionTimestamp() != nil {
+			// Only what is proven owner's, and controlled by it: a retained
+			// object (no owner reference) is never pruned.
+			if !ok || !metav1.IsControlledBy(obj, owner) || !e.owns(gvk.GroupKind(), owner, obj) || obj.GetDeletionTimestamp() != nil {
 				continue
 			}
 			key := objectKey(gvk, obj.GetName())
@@ -539,30 +668,27 @@ func (e *Engine) DeleteOwned(ctx context.Context, owner client.Object, types []c
 	return deleted, kerrors.NewAggregate(errs)
 }
 
+// listFor is an empty list of gvk's objects: the typed list, or for the
+// kinds whose content kubeforge never lists (ContentKinds) their metadata.
+func (e *Engine) listFor(gvk schema.GroupVersionKind) (client.ObjectList, error) {
+	if IsContentKind(gvk.GroupKind()) {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		return l, nil
+	}
+	l, err := e.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return nil, fmt.Errorf("creating an empty %sList: %w", gvk.Kind, err)
+	}
+	return l.(client.ObjectList), nil
+}
+
 // reader reads past the cache.
 func (e *Engine) reader() client.Reader {
 	if e.Reader != nil {
 		return e.Reader
 	}
 	return e.Client
-}
-
-// retainedFor reports whether live is an object the engine retained for
-// owner, whose desired version is desired: both say the same in
-// AnnotationRetainedFor. One retained before that annotation existed is
-// owner's only if it carries owner's labels and was created while owner
-// existed — never one kept from an earlier owner of the same name.
-func retainedFor(live, desired, owner client.Object) bool {
-	a := live.GetAnnotations()
-	if a[AnnotationRetain] != "true" {
-		return false
-	}
-	if was, ok := a[AnnotationRetainedFor]; ok {
-		return was == desired.GetAnnotations()[AnnotationRetainedFor]
-	}
-	l := live.GetLabels()
-	return l[LabelManagedBy] == ManagedByValue && l[LabelInstance] == owner.GetName() &&
-		!live.GetCreationTimestamp().Time.Before(owner.GetCreationTimestamp().Time)
 }
 
 func (e *Engine) warn(owner, related runtime.Object, reason, action, note string, args ...any) {

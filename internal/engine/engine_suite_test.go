@@ -76,7 +76,7 @@ var _ = Describe("Engine", func() {
 	)
 	BeforeEach(func() {
 		counting = testenv.NewCountingClient(env.Client)
-		eng = &engine.Engine{Client: counting, Scheme: env.Scheme}
+		eng = &engine.Engine{Client: counting, Scheme: env.Scheme, Proof: env.Proof}
 		logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	})
 
@@ -233,15 +233,17 @@ var _ = Describe("Engine", func() {
 			getService("prune-c")
 		})
 
-		It("should refuse an object controlled by another owner and still apply the others", func() {
+		It("should refuse an object that belongs to another owner, name that owner, and apply the objects before it only", func() {
 			owner := newOwner("conflict")
 			other := newOwner("conflict-other")
 			_, err := eng.Apply(ctx, other, []client.Object{service("conflict-a", 80, nil)})
 			Expect(err).NotTo(HaveOccurred())
 
-			res, err := eng.Apply(ctx, owner, []client.Object{service("conflict-a", 80, nil), service("conflict-b", 81, nil)}, &corev1.Service{})
-			Expect(err).To(MatchError(ContainSubstring("Service/conflict-a exists and is controlled by ConfigMap conflict-other")))
-			Expect(res.Created).To(Equal([]string{"Service/conflict-b"}))
+			res, err := eng.Apply(ctx, owner, []client.Object{service("conflict-0", 79, nil), service("conflict-a", 80, nil),
+				service("conflict-b", 81, nil)}, &corev1.Service{})
+			Expect(err).To(MatchError(ContainSubstring("Service/conflict-a exists and belongs to ConfigMap conflict-other")))
+			Expect(engine.FailureReason(err)).To(Equal("NameConflict"))
+			Expect(res.Created).To(Equal([]string{"Service/conflict-0"}))
 			Expect(metav1.IsControlledBy(getService("conflict-a"), other)).To(BeTrue())
 		})
 	})

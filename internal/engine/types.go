@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -58,6 +59,12 @@ type Read struct {
 func (t Types) Controller(mgr ctrl.Manager, name string, forType client.Object) *builder.Builder {
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).For(forType)
 	for _, o := range t.Owned {
+		if gvk, err := apiutil.GVKForObject(o, mgr.GetScheme()); err == nil && IsContentKind(gvk.GroupKind()) {
+			// Their content is never cached: a change of their metadata
+			// (which every write changes) is what brings the owner back.
+			b = b.Owns(o, builder.OnlyMetadata)
+			continue
+		}
 		b = b.Owns(o)
 	}
 	for _, r := range t.Read {
@@ -97,6 +104,29 @@ func Cached(ts ...Types) []client.Object {
 		}
 		for _, r := range t.Read {
 			add(r.Object)
+		}
+	}
+	return out
+}
+
+// OwnedOnly are the types some kind owns and no kind reads: what the
+// cache may strip when it is not sealed (CacheTransform). A type another
+// kind reads as made by Kubernetes (a PodSet's Pods) is never stripped.
+func OwnedOnly(ts ...Types) []client.Object {
+	read := map[reflect.Type]bool{}
+	for _, t := range ts {
+		for _, r := range t.Read {
+			read[reflect.TypeOf(r.Object)] = true
+		}
+	}
+	var out []client.Object
+	seen := map[reflect.Type]bool{}
+	for _, t := range ts {
+		for _, o := range t.Owned {
+			if rt := reflect.TypeOf(o); !read[rt] && !seen[rt] {
+				seen[rt] = true
+				out = append(out, o)
+			}
 		}
 	}
 	return out

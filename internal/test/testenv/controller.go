@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/engine"
@@ -32,12 +34,23 @@ import (
 // and register the reconciler. The manager runs until ctx ends.
 func (e *Env) StartController(ctx context.Context, types engine.Types,
 	setup func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error) (*CountingClient, error) {
-	mgr, err := e.NewManager(ctrl.Options{Cache: engine.CacheOptions(engine.CacheSettings{}, engine.Cached(types)...)})
+	// The cache and client the manager runs with (cmd/manager): ConfigMaps
+	// and Secrets as metadata, unsealed objects stripped.
+	settings := engine.CacheSettings{Transform: engine.CacheTransform(e.Proof, e.Scheme, engine.OwnedOnly(types))}
+	mgr, err := e.NewManager(ctrl.Options{
+		Cache: engine.CacheOptions(settings, engine.Cached(types)...),
+		NewCache: func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
+			c, err := cache.New(config, opts)
+			return engine.GuardCache(c), err
+		},
+		Client: engine.ClientOptions(),
+	})
 	if err != nil {
 		return nil, err
 	}
 	counting := NewCountingClient(mgr.GetClient())
-	eng := &engine.Engine{Client: counting, Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
+	eng := &engine.Engine{Client: counting, Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge"),
+		Proof: e.Proof}
 	if err := setup(mgr, counting, eng); err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
@@ -156,7 +157,7 @@ type WebhookSuite struct {
 // RunWebhooks runs a webhook suite, named after the test, into s: the control plane with the
 // CRDs and webhook configurations, the webhooks that setups register
 // served where the API server calls them, the specs.
-func RunWebhooks(t *testing.T, s *WebhookSuite, setups ...func(ctrl.Manager) error) {
+func RunWebhooks(t *testing.T, s *WebhookSuite, setups ...func(ctrl.Manager, admit.Options) error) {
 	t.Helper()
 	Run(t, Suite{
 		Name: t.Name(), Options: Options{CRDs: true, Webhooks: true},

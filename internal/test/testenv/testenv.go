@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 )
 
@@ -59,6 +60,10 @@ type Env struct {
 	Scheme *kruntime.Scheme
 	// Client talks to the API server directly (no cache).
 	Client client.Client
+	// Proof is the ownership keyring the controllers and webhooks under
+	// test seal and check with, loaded as the manager loads it (its Secret
+	// in kube-system).
+	Proof *proof.Keyring
 }
 
 // Options say what to install into the control plane.
@@ -134,7 +139,14 @@ func Start(opts Options) (*Env, error) {
 		_ = env.Stop()
 		return nil, err
 	}
-	return &Env{Environment: env, Config: cfg, Scheme: s, Client: c}, nil
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	keys, err := proof.Load(ctx, c, "kube-system", proof.DefaultSecretName)
+	if err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	return &Env{Environment: env, Config: cfg, Scheme: s, Client: c, Proof: keys}, nil
 }
 
 // NewManager creates a manager on the test control plane with the kubeforge

@@ -34,13 +34,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/kubeforge/kubeforge/internal/admit"
 )
 
 // StartWebhooks runs a manager that serves the webhooks that setups
 // register, where the API server of an Env started with Webhooks calls
 // them, and returns once the server accepts TLS connections. The manager
 // stops when ctx ends.
-func (e *Env) StartWebhooks(ctx context.Context, setups ...func(ctrl.Manager) error) error {
+func (e *Env) StartWebhooks(ctx context.Context, setups ...func(ctrl.Manager, admit.Options) error) error {
 	wio := &e.WebhookInstallOptions
 	mgr, err := e.NewManager(ctrl.Options{
 		WebhookServer: webhook.NewServer(webhook.Options{
@@ -51,7 +53,7 @@ func (e *Env) StartWebhooks(ctx context.Context, setups ...func(ctrl.Manager) er
 		return err
 	}
 	for _, setup := range setups {
-		if err := setup(mgr); err != nil {
+		if err := setup(mgr, admit.Options{Proof: e.Proof}); err != nil {
 			return err
 		}
 	}

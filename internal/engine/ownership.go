@@ -1,0 +1,185 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kubeforge/kubeforge/internal/proof"
+)
+
+// How the engine knows an object is its owner's: the seal of package
+// proof, made after the API server created the object, for a binding —
+// the owner's UID, or for an object that may be retained the identity it
+// is kept for. Labels, annotations and owner references are never proof:
+// anyone who may write an object may write them.
+
+// standing is what the engine may do with a live object under a wanted name.
+type standing int
+
+const (
+	// notOurs: leave it exactly as it is and report a NameConflict.
+	notOurs standing = iota
+	// ours: sealed for this binding.
+	ours
+	// reseal: sealed for this binding with a previous key.
+	reseal
+	// migrate: made before seals existed (before the ownership key),
+	// controlled by this owner: sealed once, then ours.
+	migrate
+	// unfinished: the pending mark for this binding and no seal: created by
+	// the operator (or a copy of its mark) and never sealed. Deleted and
+	// made anew.
+	unfinished
+	// handedBack: sealed by the API's hand-back for this owner (someone
+	// allowed to read it gave it back): sealed for this binding, then ours.
+	handedBack
+	// retainedBeforeSeals: kept without an owner by a kubeforge before
+	// seals. Never handed back automatically (the marks it carries could
+	// have been written by anyone); see HandBack.
+	retainedBeforeSeals
+)
+
+// ReasonRetainedBeforeUpgrade is the status reason for an object kept by
+// a kubeforge version without ownership proofs, waiting for someone
+// allowed to hand it back.
+const ReasonRetainedBeforeUpgrade = "RetainedBeforeUpgrade"
+
+// binding is whom desired is made for: the owner's UID, or, for an object
+// that may be retained (Claim), the identity it is kept for — the owner's
+// kind, name and recorded owner and what the builder named. An owner
+// without a recorded owner (admitted with neither webhook nor policy) has
+// no identity: what is kept for it is never handed back.
+func binding(ownerKind string, owner, desired client.Object) (proof.Binding, bool) {
+	claim, ok := desired.GetAnnotations()[AnnotationRetainedFor]
+	if !ok {
+		return proof.Owner(string(owner.GetUID())), true
+	}
+	who := proof.OwnerOf(owner)
+	if who == "" {
+		// Unique to this owner: kept, but nobody else's to take back.
+		return proof.Retained(ownerKind + "/" + owner.GetName() + "/uid=" + string(owner.GetUID()) + "/" + claim), true
+	}
+	return proof.Retained(ownerKind + "/" + owner.GetName() + "/owner=" + who + "/" + claim), true
+}
+
+func sealed(gk schema.GroupKind, obj client.Object) proof.Object {
+	return proof.Object{GroupKind: gk, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())}
+}
+
+// standingOf decides what live, under a name desired wants, is to owner.
+func (e *Engine) standingOf(gk schema.GroupKind, owner, live client.Object, want proof.Binding) standing {
+	b, verdict := e.Proof.Check(sealed(gk, live), live.GetAnnotations()[proof.Annotation])
+	if b == want {
+		switch verdict {
+		case proof.Sealed:
+			return ours
+		case proof.SealedWithOldKey:
+			return reseal
+		case proof.Pending:
+			return unfinished
+		}
+	}
+	if verdict == proof.Sealed || verdict == proof.SealedWithOldKey {
+		if b == proof.HandBack(string(owner.GetUID())) {
+			return handedBack
+		}
+	}
+	if verdict != proof.None || !live.GetCreationTimestamp().Time.Before(e.Proof.Since) {
+		// Sealed for someone else, or made since seals exist without one.
+		return notOurs
+	}
+	if metav1.IsControlledBy(live, owner) {
+		return migrate
+	}
+	if live.GetAnnotations()[AnnotationRetain] == "true" && strings.HasPrefix(string(want), "retained:") {
+		return retainedBeforeSeals
+	}
+	return notOurs
+}
+
+// seal writes the seal of live for b, guarded by live's resourceVersion so
+// that it never seals an object that changed since it was read.
+func (e *Engine) seal(ctx context.Context, gk schema.GroupKind, live client.Object, b proof.Binding, extra map[string]any) error {
+	md := map[string]any{
+		"uid":             string(live.GetUID()),
+		"resourceVersion": live.GetResourceVersion(),
+		"annotations":     map[string]any{proof.Annotation: e.Proof.Seal(sealed(gk, live), b)},
+	}
+	body := map[string]any{"metadata": md}
+	for k, v := range extra {
+		body[k] = v
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	if err := e.Client.Patch(ctx, live, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(ProofFieldOwner)); err != nil {
+		return fmt.Errorf("sealing %s %s: %w", gk.Kind, live.GetName(), err)
+	}
+	return nil
+}
+
+// ProofFieldOwner is the field manager of the seal, apart from FieldOwner
+// so that applying the desired object (which does not carry the seal)
+// never removes it.
+const ProofFieldOwner = "kubeforge-proof"
+
+// Owns reports whether obj is proven to be owner's: sealed for owner's UID,
+// or, when the builder claimed it (Claim), for an identity owner's kind,
+// name and recorded owner make. Controllers use it for every object they
+// read by name or label before they rely on it; pruning deletes only what
+// it approves.
+func (e *Engine) Owns(owner, obj client.Object) bool {
+	gvk, err := apiutil.GVKForObject(obj, e.Scheme)
+	if err != nil {
+		return false
+	}
+	return e.owns(gvk.GroupKind(), owner, obj)
+}
+
+func (e *Engine) owns(gk schema.GroupKind, owner, obj client.Object) bool {
+	b, verdict := e.Proof.Check(sealed(gk, obj), obj.GetAnnotations()[proof.Annotation])
+	if verdict != proof.Sealed && verdict != proof.SealedWithOldKey {
+		return false
+	}
+	if b == proof.Owner(string(owner.GetUID())) {
+		return true
+	}
+	ownerGVK, err := apiutil.GVKForObject(owner, e.Scheme)
+	if err != nil {
+		return false
+	}
+	prefix, _ := binding(ownerGVK.Kind, owner, &metav1.PartialObjectMetadata{
+		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationRetainedFor: ""}}})
+	return strings.HasPrefix(string(b), string(prefix))
+}
+
+// Proven reports whether obj carries a seal that verifies, for anyone:
+// what the cache keeps whole (CacheTransform).
+func (e *Engine) Proven(gk schema.GroupKind, obj metav1.Object) bool {
+	_, verdict := e.Proof.Check(proof.Object{GroupKind: gk, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())},
+		obj.GetAnnotations()[proof.Annotation])
+	return verdict == proof.Sealed || verdict == proof.SealedWithOldKey
+}

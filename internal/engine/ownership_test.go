@@ -1,0 +1,269 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/proof"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
+)
+
+var _ = Describe("Ownership by proof", func() {
+	var (
+		counting *testenv.CountingClient
+		eng      *engine.Engine
+	)
+	BeforeEach(func() {
+		counting = testenv.NewCountingClient(env.Client)
+		eng = &engine.Engine{Client: counting, Scheme: env.Scheme, Proof: env.Proof}
+	})
+	cm := func(name string, data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+	}
+	live := func(name string) *corev1.ConfigMap {
+		c := &corev1.ConfigMap{}
+		ExpectWithOffset(1, env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, c)).To(Succeed())
+		return c
+	}
+
+	It("should seal what it creates, and know it again from the seal alone, with no write", func() {
+		owner := newOwner("sealed")
+		_, err := eng.Apply(ctx, owner, []client.Object{cm("sealed-a", map[string]string{"k": "v"})}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		made := live("sealed-a")
+		_, verdict := env.Proof.Check(proof.Object{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: "default", Name: "sealed-a",
+			UID: string(made.UID)}, made.Annotations[proof.Annotation])
+		Expect(verdict).To(Equal(proof.Sealed))
+		Expect(eng.Owns(owner, made)).To(BeTrue())
+
+		// A manager started anew, with the same key, knows it.
+		again := &engine.Engine{Client: counting, Scheme: env.Scheme, Proof: env.Proof}
+		counting.Reset()
+		res, err := again.Apply(ctx, owner, []client.Object{cm("sealed-a", map[string]string{"k": "v"})}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Unchanged).To(Equal([]string{"ConfigMap/sealed-a"}))
+		Expect(counting.Writes()).To(BeEmpty())
+	})
+
+	It("should take nothing planted under a wanted name as its own, whatever annotations, labels and owner reference it carries", func() {
+		owner := newOwner("victim")
+		other := newOwner("elsewhere")
+		_, err := eng.Apply(ctx, other, []client.Object{cm("elsewhere-a", nil)}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		copied := live("elsewhere-a").Annotations[proof.Annotation]
+
+		for i, tc := range []struct {
+			name    string
+			planted *corev1.ConfigMap
+		}{
+			{"retain annotations", &corev1.ConfigMap{Data: map[string]string{"run.sh": "curl evil"}, ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+				engine.AnnotationRetain: "true", engine.AnnotationRetainedFor: "", engine.AnnotationCreateOnly: "true"}}}},
+			{"a controller reference to the owner", &corev1.ConfigMap{Data: map[string]string{"run.sh": "curl evil"}, ObjectMeta: metav1.ObjectMeta{
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
+					Controller: ptr.To(true)}}}}},
+			{"kubeforge's labels", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{
+				engine.LabelManagedBy: engine.ManagedByValue, engine.LabelInstance: owner.Name}}}},
+			{"another object's seal", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{proof.Annotation: copied}}}},
+		} {
+			name, planted := tc.name, tc.planted
+			By("planted with " + name)
+			planted.Name, planted.Namespace = fmt.Sprintf("victim-%d", i), "default"
+			Expect(env.Client.Create(ctx, planted)).To(Succeed())
+			before := snapshot(planted)
+			desired := cm(planted.Name, map[string]string{"run.sh": "install"})
+			engine.CreateOnly(desired)
+			counting.Reset()
+			_, err := eng.Apply(ctx, owner, []client.Object{desired}, &corev1.ConfigMap{})
+			Expect(engine.IsConflict(err)).To(BeTrue(), "%s: %v", name, err)
+			Expect(engine.FailureReason(err)).To(Equal("NameConflict"))
+			Expect(counting.Writes()).To(BeEmpty())
+			Expect(snapshot(planted)).To(Equal(before))
+			Expect(eng.Owns(owner, live(planted.Name))).To(BeFalse())
+
+			By("and never pruning it")
+			_, err = eng.Apply(ctx, owner, nil, &corev1.ConfigMap{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(snapshot(planted)).To(Equal(before))
+		}
+	})
+
+	It("should delete and make anew an object it created and never sealed", func() {
+		owner := newOwner("unsealed")
+		desired := cm("unsealed-a", map[string]string{"k": "v"})
+		// What a create leaves when the manager stops before the seal.
+		crashed := cm("unsealed-a", map[string]string{"k": "planted"})
+		crashed.Namespace = "default"
+		crashed.Annotations = map[string]string{proof.Annotation: env.Proof.PendingMark(proof.Object{
+			GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: "default", Name: "unsealed-a"}, proof.Owner(string(owner.UID)))}
+		Expect(env.Client.Create(ctx, crashed)).To(Succeed())
+		res, err := eng.Apply(ctx, owner, []client.Object{desired}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Created).To(Equal([]string{"ConfigMap/unsealed-a"}))
+		now := live("unsealed-a")
+		Expect(now.UID).NotTo(Equal(crashed.UID))
+		Expect(now.Data).To(Equal(map[string]string{"k": "v"}))
+		Expect(eng.Owns(owner, now)).To(BeTrue())
+	})
+
+	It("should make an immutable object anew when what it wants changes, and nobody can change it in between", func() {
+		owner := newOwner("immutable")
+		want := func(v string) *corev1.ConfigMap {
+			c := cm("immutable-a", map[string]string{"nginx.conf": v})
+			engine.Immutable(c)
+			return c
+		}
+		_, err := eng.Apply(ctx, owner, []client.Object{want("one")}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		first := live("immutable-a")
+		Expect(first.Immutable).To(Equal(ptr.To(true)))
+		tampered := first.DeepCopy()
+		tampered.Data["nginx.conf"] = "planted"
+		Expect(apierrors.IsInvalid(env.Client.Update(ctx, tampered))).To(BeTrue(), "an immutable ConfigMap's data cannot change")
+
+		_, err = eng.Apply(ctx, owner, []client.Object{want("two")}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		second := live("immutable-a")
+		Expect(second.UID).NotTo(Equal(first.UID))
+		Expect(second.Data).To(Equal(map[string]string{"nginx.conf": "two"}))
+		Expect(eng.Owns(owner, second)).To(BeTrue())
+	})
+
+	Context("When objects were made by a kubeforge without ownership proofs", func() {
+		var before *engine.Engine
+		BeforeEach(func() {
+			// The key arrives with the upgrade: everything made earlier
+			// was made before it.
+			keys, err := proof.NewKeyring(time.Now().Add(time.Hour), bytes.Repeat([]byte{7}, 32))
+			Expect(err).NotTo(HaveOccurred())
+			before = &engine.Engine{Client: counting, Scheme: env.Scheme, Proof: keys}
+		})
+		It("should seal once, and report, what its owner controls; and leave a retained one untouched until it is handed back", func() {
+			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: "default",
+				Annotations: map[string]string{proof.OwnerAnnotation: "alice"}}}
+			Expect(env.Client.Create(ctx, owner)).To(Succeed())
+			controlled := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy-auth", Namespace: "default",
+				Labels: engine.CommonLabels(owner, "configmap"),
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
+					Controller: ptr.To(true)}}}, Data: map[string]string{"password": "old"}}
+			retained := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy-home", Namespace: "default",
+				Labels:      engine.CommonLabels(owner, "configmap"),
+				Annotations: map[string]string{engine.AnnotationRetain: "true", engine.AnnotationRetainedFor: "ConfigMap/legacy/user=alice"}},
+				Data: map[string]string{"files": "kept"}}
+			Expect(env.Client.Create(ctx, controlled)).To(Succeed())
+			Expect(env.Client.Create(ctx, retained)).To(Succeed())
+			keptAs := snapshot(retained)
+
+			home := func() client.Object {
+				c := cm("legacy-home", map[string]string{"files": "kept"})
+				engine.Claim(c, "home")
+				engine.Retain(c)
+				return c
+			}
+			auth := func() client.Object {
+				c := cm("legacy-auth", nil)
+				engine.CreateOnly(c)
+				return c
+			}
+			res, err := before.Apply(ctx, owner, []client.Object{auth(), home()}, &corev1.ConfigMap{})
+			Expect(res.Migrated).To(Equal([]string{"ConfigMap/legacy-auth"}))
+			Expect(before.Owns(owner, live("legacy-auth"))).To(BeTrue())
+			Expect(live("legacy-auth").Immutable).To(Equal(ptr.To(true)), "a create-only one is made immutable as it is sealed")
+
+			By("the retained one: not handed back, untouched, and said so")
+			Expect(engine.IsConflict(err)).To(BeTrue())
+			Expect(engine.FailureReason(err)).To(Equal(engine.ReasonRetainedBeforeUpgrade))
+			Expect(snapshot(retained)).To(Equal(keptAs))
+
+			By("again: nothing more to seal, still not handed back")
+			res, err = before.Apply(ctx, owner, []client.Object{auth(), home()}, &corev1.ConfigMap{})
+			Expect(res.Migrated).To(BeEmpty())
+			Expect(engine.FailureReason(err)).To(Equal(engine.ReasonRetainedBeforeUpgrade))
+
+			By("handed back (the API's seal for this owner): taken, and sealed as the owner's")
+			handed := live("legacy-home")
+			handed.Annotations[proof.Annotation] = before.Proof.Seal(proof.Object{GroupKind: schema.GroupKind{Kind: "ConfigMap"},
+				Namespace: "default", Name: "legacy-home", UID: string(handed.UID)}, proof.HandBack(string(owner.UID)))
+			Expect(env.Client.Update(ctx, handed)).To(Succeed())
+			_, err = before.Apply(ctx, owner, []client.Object{auth(), home()}, &corev1.ConfigMap{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(before.Owns(owner, live("legacy-home"))).To(BeTrue())
+			Expect(live("legacy-home").Data).To(Equal(map[string]string{"files": "kept"}))
+		})
+	})
+
+	It("should cache ConfigMaps and Secrets as metadata only, and strip an unsealed owned object to its metadata", func() {
+		types := []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}}
+		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, types)}, types...)
+		opts.Scheme = env.Scheme
+		uncached, err := cache.New(env.Config, opts)
+		Expect(err).NotTo(HaveOccurred())
+		c := engine.GuardCache(uncached)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		labels := map[string]string{engine.LabelManagedBy: engine.ManagedByValue}
+		big := strings.Repeat("x", 512<<10)
+		Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planted-big", Namespace: "default", Labels: labels,
+			Annotations: map[string]string{"note": big[:200<<10]}}, Data: map[string]string{"big": big}})).To(Succeed())
+		planted := service("planted-svc", 80, labels)
+		planted.Namespace = "default"
+		planted.Annotations = map[string]string{"note": "x"}
+		Expect(env.Client.Create(ctx, planted)).To(Succeed())
+		owner := newOwner("cached")
+		_, err = eng.Apply(ctx, owner, []client.Object{service("cached-svc", 80, nil)}, &corev1.Service{})
+		Expect(err).NotTo(HaveOccurred())
+
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		_, err = c.GetInformer(cctx, meta)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = c.GetInformer(cctx, &corev1.Service{})
+		Expect(err).NotTo(HaveOccurred())
+		go func() { defer GinkgoRecover(); Expect(c.Start(cctx)).To(Succeed()) }()
+		Expect(c.WaitForCacheSync(cctx)).To(BeTrue())
+
+		By("a typed read of a ConfigMap or Secret from the cache is refused")
+		Expect(c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "planted-big"}, &corev1.ConfigMap{})).
+			To(MatchError(ContainSubstring("never caches the content")))
+		Expect(c.List(cctx, &corev1.SecretList{})).To(MatchError(ContainSubstring("never caches the content")))
+
+		By("its metadata is there, without the annotation that is not kubeforge's")
+		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "planted-big"}, meta) }).Should(Succeed())
+		Expect(meta.Annotations).NotTo(HaveKey("note"))
+
+		By("an unsealed Service keeps only its metadata, a sealed one all of it")
+		s := &corev1.Service{}
+		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "planted-svc"}, s) }).Should(Succeed())
+		Expect(s.Spec.Ports).To(BeEmpty())
+		Expect(s.Annotations).NotTo(HaveKey("note"))
+		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "cached-svc"}, s) }).Should(Succeed())
+		Expect(s.Spec.Ports).To(HaveLen(1))
+	})
+})
