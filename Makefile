@@ -35,6 +35,7 @@ help: ## Show the targets.
 manifests: ## Generate CRDs, RBAC and webhook configurations from the code markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crddocs config/crd/bases/*.yaml
+	go run ./hack/policygen config/policy/owner-record.yaml
 
 .PHONY: proto
 proto: ## Regenerate the gRPC code in internal/apiserver/idev1 and seedpb from api/proto (buf and the protoc plugins, from hack/proto/go.mod).
@@ -50,7 +51,7 @@ verify-generated: ## Fail when the committed generated files are stale.
 
 .PHONY: verify-config
 verify-config: ## Fail when a kustomize overlay in config/ does not build.
-	@for d in config/default config/crd config/rbac config/webhook config/samples config/prometheus config/certmanager config/network-policy config/manifests; do \
+	@for d in config/default config/crd config/rbac config/webhook config/policy config/samples config/prometheus config/certmanager config/network-policy config/manifests; do \
 		$(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "config/ overlays build"
 
@@ -68,8 +69,12 @@ verify-fmt: ## Fail when a Go file is not gofmt'ed.
 
 ##@ Test
 
+# The stages of `make test`, in order; hack/stages.sh prints each one's time.
+TEST_STAGES = verify-fmt verify-generated verify-config vet test-olm test-binaries test-deps test-unit node-binaries olm-binaries build test-e2e test-perf
+
 .PHONY: test
-test: verify-fmt verify-generated verify-config vet test-olm test-unit test-e2e test-perf ## Everything: generated-file and config checks, vet, OLM bundle checks, unit + envtest, e2e.
+test: ## Everything: generated-file and config checks, vet, OLM bundle checks, unit + envtest, e2e, the small performance run; each stage's time printed.
+	@MAKE="$(MAKE)" hack/stages.sh $(TEST_STAGES)
 
 .PHONY: test-binaries
 test-binaries: ## Build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kwok from source (cached).

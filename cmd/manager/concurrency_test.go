@@ -24,7 +24,7 @@ import (
 )
 
 func TestKindConcurrency(t *testing.T) {
-	ks := kinds("cluster.local", "", false, "", "", validation.DefaultInstallerImages, nil)
+	ks := kinds("cluster.local", "", false, "", "", validation.DefaultInstallerImages, nil, validation.Policy{})
 	for _, tc := range []struct {
 		value, err string
 		want       map[string]int

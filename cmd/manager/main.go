@@ -18,6 +18,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -33,11 +34,13 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -56,9 +59,11 @@ import (
 	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/controllers/podset"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	kfmetrics "github.com/kubeforge/kubeforge/internal/metrics"
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/validation"
 	appswebhooks "github.com/kubeforge/kubeforge/webhooks/apps/v1alpha1"
@@ -111,7 +116,7 @@ type kind struct {
 	object     client.Object
 	types      engine.Types
 	controller func(ctrl.Manager, *engine.Engine) error
-	webhooks   func(ctrl.Manager) error
+	webhooks   func(ctrl.Manager, admit.Options) error
 }
 
 // cachedTypes are the types every kind owns or reads, once each.
@@ -125,7 +130,8 @@ func cachedTypes(ks []kind) []client.Object {
 
 // apiURL is where installers reach the API server (--api-advertise-url).
 // apiCAFile is the CA of the API's certificate, handed to installers.
-func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy, workspaceAllow []string) []kind {
+func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy, workspaceAllow []string,
+	policy validation.Policy) []kind {
 	return []kind{
 		{
 			name:   "PodSet",
@@ -141,7 +147,8 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 			object: &appsv1alpha1.Platform{},
 			types:  platform.Types(certManager),
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CertManager: certManager}).SetupWithManager(mgr)
+				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CertManager: certManager,
+					Policy: policy}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
 		},
@@ -153,7 +160,7 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL, CallbackCAFile: apiCAFile,
 					InstallerImages: installerPolicy}).SetupWithManager(mgr)
 			},
-			webhooks: clusterwebhooks.KubernetesClusterWebhook(installerPolicy),
+			webhooks: clusterwebhooks.SetupKubernetesClusterWebhookWithManager,
 		},
 		{
 			name:   "Balancer",
@@ -170,7 +177,7 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 			types:  workspace.Types(certManager),
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
 				return (&workspace.Reconciler{Client: mgr.GetClient(), Engine: eng,
-					Options: workspace.Options{CertManager: certManager, AllowFrom: workspaceAllow}}).SetupWithManager(mgr)
+					Options: workspace.Options{CertManager: certManager, AllowFrom: workspaceAllow, Policy: policy}}).SetupWithManager(mgr)
 			},
 			webhooks: idewebhooks.SetupWorkspaceWebhookWithManager,
 		},
@@ -201,6 +208,7 @@ func main() {
 		installerImages                           string
 		perKindConcurrency                        string
 		cacheSettings                             engine.CacheSettings
+		ownershipKeyNamespace, ownershipKeyName   string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
@@ -267,6 +275,22 @@ func main() {
 			"* allows every image. An installer mounts an SSH key to every host of a cluster, so only images the administrator trusts.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
+	flag.StringVar(&ownershipKeyNamespace, "ownership-key-namespace", "",
+		"The namespace of the Secret holding the key that seals the objects kubeforge makes (docs/security.md). "+
+			"Defaults to the namespace the manager runs in ($POD_NAMESPACE), else --leader-election-namespace.")
+	flag.StringVar(&ownershipKeyName, "ownership-key-secret", proof.DefaultSecretName,
+		"The name of that Secret; the first replica to start creates it, every replica reads it.")
+	ingressHosts := flag.String("ingress-hosts", "",
+		"Comma-separated host patterns the Ingresses of Workspaces and Platforms may use: exact hosts, or *.example.com for any "+
+			"name under example.com. Empty: any host (each requester still needs the right to create Ingresses).")
+	ingressIssuers := flag.String("ingress-issuers", "",
+		"Comma-separated cert-manager issuers the Certificates of Workspaces and Platforms may come from, as Kind/name "+
+			"(ClusterIssuer/letsencrypt, Issuer/internal-ca). Empty: any issuer (each requester still needs the right to create Certificates).")
+	anonymousIngress := flag.Bool("workspace-allow-anonymous-ingress", false,
+		"Allow a Workspace with auth.mode None to have an Ingress: anyone who reaches its host gets a shell in the IDE.")
+	ensurePolicy := flag.Bool("ensure-admission-policy", false,
+		"Create or update the ValidatingAdmissionPolicy kubeforge-owner-record and its binding at start (under OLM, whose "+
+			"bundle cannot carry them; kustomize installs ship them in config/policy).")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -324,12 +348,30 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom)
+	policy := validation.Policy{IngressHosts: splitList(*ingressHosts), Issuers: splitList(*ingressIssuers), AnonymousIngress: *anonymousIngress}
+	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom, policy)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")
 		os.Exit(1)
 	}
+
+	keys, err := loadOwnershipKey(restConfig, sch, ownershipKeyNamespace, leaderElectionNamespace, ownershipKeyName)
+	if err != nil {
+		setupLog.Error(err, "Unable to load the ownership key")
+		os.Exit(1)
+	}
+	if *ensurePolicy {
+		if err := ensureAdmissionPolicy(restConfig, sch); err != nil {
+			setupLog.Error(err, "Unable to create the admission policy")
+			os.Exit(1)
+		}
+	}
+	var kindTypes []engine.Types
+	for _, k := range ks {
+		kindTypes = append(kindTypes, k.types)
+	}
+	cacheSettings.Transform = engine.CacheTransform(keys, sch, engine.OwnedOnly(kindTypes...))
 
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  sch,
@@ -345,21 +387,28 @@ func main() {
 		// Step down at once on SIGTERM, so a new leader takes over quickly.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         engine.CacheOptions(cacheSettings, cachedTypes(ks)...),
-		Controller:                    config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles, GroupKindConcurrency: concurrency},
+		// ConfigMaps and Secrets: metadata in the cache, content read by name.
+		NewCache: func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
+			c, err := cache.New(config, opts)
+			return engine.GuardCache(c), err
+		},
+		Client:     engine.ClientOptions(),
+		Controller: config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles, GroupKindConcurrency: concurrency},
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to create manager")
 		os.Exit(1)
 	}
 
-	eng := &engine.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge")}
+	eng := &engine.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge"),
+		Proof: keys}
 	for _, k := range ks {
 		if err := k.controller(mgr, eng); err != nil {
 			setupLog.Error(err, "Unable to create controller", "controller", k.name)
 			os.Exit(1)
 		}
 		if enableWebhooks {
-			if err := k.webhooks(mgr); err != nil {
+			if err := k.webhooks(mgr, admit.Options{Proof: keys, Policy: policy, InstallerImages: installerPolicy}); err != nil {
 				setupLog.Error(err, "Unable to create webhook", "webhook", k.name)
 				os.Exit(1)
 			}
@@ -388,7 +437,7 @@ func main() {
 				ReviewsPerSecond: rate.Limit(apiTokenRate), ReviewBurst: apiTokenBurst},
 			HandlerTimeout: 30 * time.Second, WaitTimeout: 10 * time.Minute,
 			MaxWaitsPerCaller: apiMaxWaits, MaxStreamsPerCaller: apiMaxStreams,
-			WorkspaceStatus: workspace.StatusWith,
+			WorkspaceStatus: workspace.StatusWith(eng.Owns), Owns: eng.Owns, Proof: keys,
 		}
 		if err := mgr.Add(api); err != nil {
 			setupLog.Error(err, "Unable to add the API server")
@@ -419,3 +468,51 @@ func main() {
 // inCluster reports whether the manager runs in a Pod: the kubelet gives
 // every container the kubernetes Service's address.
 func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch
+
+// ensureAdmissionPolicy applies the owner-record policy and its binding.
+func ensureAdmissionPolicy(cfg *rest.Config, sch *runtime.Scheme) error {
+	c, err := client.New(cfg, client.Options{Scheme: sch})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := admit.EnsureOwnerRecordPolicy(ctx, c); err != nil {
+		return err
+	}
+	setupLog.Info("Applied the admission policy", "policy", admit.OwnerRecordPolicyName)
+	return nil
+}
+
+// loadOwnershipKey reads (or, on the very first start, makes) the key
+// that seals what kubeforge creates, from the API server directly.
+func loadOwnershipKey(cfg *rest.Config, sch *runtime.Scheme, namespace, leaderNamespace, name string) (*proof.Keyring, error) {
+	if namespace == "" {
+		namespace = os.Getenv("POD_NAMESPACE")
+	}
+	if namespace == "" {
+		if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+			namespace = strings.TrimSpace(string(b))
+		}
+	}
+	if namespace == "" {
+		namespace = leaderNamespace
+	}
+	if namespace == "" {
+		return nil, errors.New("set --ownership-key-namespace (or POD_NAMESPACE, or --leader-election-namespace)")
+	}
+	c, err := client.New(cfg, client.Options{Scheme: sch})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	keys, err := proof.Load(ctx, c, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	setupLog.Info("Loaded the ownership key", "secret", namespace+"/"+name, "since", keys.Since)
+	return keys, nil
+}

@@ -99,7 +99,15 @@ func TestAnsibleReadsTheInventoryWithKubespraysGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := meta.HostVars["worker1"]
-	if w["ansible_host"] != "10.0.0.21" || w["kube_version"] != "v1.31.4" || w["container_manager"] != "containerd" || w["ansible_user"] != "root" {
+	// The tenant's values reach Ansible as unsafe text, which it never
+	// templates (ansible-inventory shows them as {"__ansible_unsafe": v}).
+	unsafe := func(v any) any {
+		if m, ok := v.(map[string]any); ok {
+			return m["__ansible_unsafe"]
+		}
+		return nil
+	}
+	if w["ansible_host"] != "10.0.0.21" || w["kube_version"] != "v1.31.4" || unsafe(w["container_manager"]) != "containerd" || unsafe(w["ansible_user"]) != "root" {
 		t.Errorf("worker1's vars = %v", w)
 	}
 }
@@ -153,5 +161,42 @@ func TestPrecheckPlaybookRuns(t *testing.T) {
 	}
 	if !strings.Contains(out, "10250") {
 		t.Errorf("the failure does not name the port:\n%s", out)
+	}
+}
+
+// A tenant's value that looks like a template (stored before admission
+// refused such values, or written any other way) reaches Ansible as text:
+// the lookup in it never runs, neither from extraVars nor from the SSH
+// user, and a playbook that prints it prints it as written.
+func TestAnsibleRunsNoTenantValueAsATemplate(t *testing.T) {
+	playbook := ansibleTool(t, "ansible-playbook")
+	marker := filepath.Join(t.TempDir(), "ran")
+	jinja := "{{ lookup('pipe', 'touch " + marker + "') }}"
+	kc := cluster(func(kc *clusterv1alpha1.KubernetesCluster) {
+		kc.Spec.Masters = []clusterv1alpha1.Host{{Address: "127.0.0.1", Name: "local"}}
+		kc.Spec.Nodes = nil
+		kc.Spec.SSHSecretRef.User = jinja
+		kc.Spec.Installer.ExtraVars = map[string]string{"ansible_connection": "local", "ansible_python_interpreter": "/usr/bin/python3",
+			"probe": jinja}
+	})
+	inv := writeInventory(t, kc)
+	play := filepath.Join(t.TempDir(), "print.yml")
+	if err := os.WriteFile(play, []byte("- hosts: all\n  gather_facts: false\n  tasks:\n"+
+		"  - debug: {msg: \"probe={{ probe }}\"}\n  - debug: {msg: \"user={{ ansible_user }}\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(playbook, "-i", inv, play)
+	cmd.Env = ansibleEnv(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ansible-playbook: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("Ansible ran the lookup in a tenant's value:\n%s", out)
+	}
+	for _, want := range []string{"probe=" + jinja, "user=" + jinja} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the playbook did not print %q as written:\n%s", want, out)
+		}
 	}
 }

@@ -15,89 +15,155 @@
 package kubernetescluster
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
-// HostName is a host's inventory (and node) name: its name, or one
-// derived from its address.
-func HostName(h clusterv1alpha1.Host) string {
+// HostName is a host's name in the inventory (and as a node): its given
+// name; the name it was installed under; else one made from its address,
+// node-<address with - for . and :>, which never takes a name given to
+// or installed for another host (a -2, -3, ... is added until it is free).
+func HostName(kc *clusterv1alpha1.KubernetesCluster, h clusterv1alpha1.Host) string {
 	if h.Name != "" {
 		return h.Name
 	}
+	if n := kc.Status.NodeNames[h.Address]; n != "" {
+		return n
+	}
+	taken := map[string]bool{}
+	for _, list := range [][]clusterv1alpha1.Host{kc.Spec.Masters, kc.Spec.Nodes, kc.Spec.Etcd} {
+		for _, o := range list {
+			if o.Name != "" && o.Address != h.Address {
+				taken[o.Name] = true
+			}
+		}
+	}
+	for a, n := range kc.Status.NodeNames {
+		if a != h.Address {
+			taken[n] = true
+		}
+	}
 	r := strings.NewReplacer(".", "-", ":", "-")
-	return "node-" + strings.Trim(r.Replace(strings.ToLower(h.Address)), "-")
+	base := "node-" + strings.Trim(r.Replace(strings.ToLower(h.Address)), "-")
+	name := base
+	for i := 2; taken[name]; i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	return name
 }
 
-// Inventory renders the kubespray inventory (hosts.yaml) of an operation:
-// every host of the cluster under all.hosts, the groups kube_control_plane,
-// kube_node, etcd and k8s_cluster, and the vars for the version, the
-// network and the installer's extraVars. version is the version the
-// operation installs. Keys are sorted, so the output is stable.
+// Inventory renders the Ansible inventory (kubespray's hosts.yaml layout)
+// of an operation on nodes as workers, at version.
+//
+// No tenant value is ever templated by Ansible: extraVars values and the
+// SSH user are written as !unsafe text, which Ansible passes on as it is;
+// every other value the spec gives (names, addresses, the version, the
+// network) must match its pattern, which has no template delimiter — a
+// value that somehow does is refused here, where it would be used.
 func Inventory(kc *clusterv1alpha1.KubernetesCluster, version string, nodes []clusterv1alpha1.Host) (string, error) {
-	hosts := map[string]any{}
-	group := func(list []clusterv1alpha1.Host) map[string]any {
-		members := map[string]any{}
-		for _, h := range list {
-			name := HostName(h)
-			vars := map[string]any{"ansible_host": h.Address}
-			if net.ParseIP(h.Address) != nil {
-				// kubespray binds to ip and reaches the host at access_ip.
-				vars["ip"], vars["access_ip"] = h.Address, h.Address
-			}
-			hosts[name] = vars
-			members[name] = map[string]any{}
+	hosts := map[string]*yaml.Node{}
+	var bad []string
+	plain := func(what, v string) *yaml.Node {
+		if validation.HasTemplate(v) {
+			bad = append(bad, what)
 		}
-		return map[string]any{"hosts": members}
+		return scalar(v, "")
+	}
+	group := func(list []clusterv1alpha1.Host) *yaml.Node {
+		members := map[string]*yaml.Node{}
+		for _, h := range list {
+			name := HostName(kc, h)
+			if validation.HasTemplate(name) {
+				bad = append(bad, "a host name")
+			}
+			vars := map[string]*yaml.Node{"ansible_host": plain("a host address", h.Address)}
+			if net.ParseIP(h.Address) != nil {
+				vars["ip"], vars["access_ip"] = scalar(h.Address, ""), scalar(h.Address, "")
+			}
+			hosts[name] = mapping(vars)
+			members[name] = mapping(nil)
+		}
+		return mapping(map[string]*yaml.Node{"hosts": mapping(members)})
 	}
 	controlPlane := group(kc.Spec.Masters)
 	workers := group(nodes)
 	etcd := group(kc.Spec.Etcd)
-	// Masters run workloads too when there are no workers.
 	if len(nodes) == 0 {
 		workers = group(kc.Spec.Masters)
 	}
 
-	// The user's extraVars first: validation refuses the names the operator
-	// sets, and should one get past it, the operator's value wins.
-	vars := map[string]any{}
+	vars := map[string]*yaml.Node{}
 	for k, v := range kc.Spec.Installer.ExtraVars {
-		vars[k] = v
+		vars[k] = scalar(v, unsafeTag)
 	}
 	n := kc.Spec.Network
-	maps.Copy(vars, map[string]any{
-		"kube_version":           version,
-		"kube_network_plugin":    string(n.Plugin),
-		"kube_pods_subnet":       n.PodCIDR,
-		"kube_service_addresses": n.ServiceCIDR,
-		"cluster_name":           kc.Name,
-		"ansible_user":           kc.Spec.SSHSecretRef.User,
-		"kubeconfig_localhost":   true,
-		"artifacts_dir":          artifactsDir,
+	maps.Copy(vars, map[string]*yaml.Node{
+		"kube_version":           plain("the version", version),
+		"kube_network_plugin":    plain("the network plugin", string(n.Plugin)),
+		"kube_pods_subnet":       plain("the pod CIDR", n.PodCIDR),
+		"kube_service_addresses": plain("the service CIDR", n.ServiceCIDR),
+		"cluster_name":           plain("the name", kc.Name),
+		"ansible_user":           scalar(kc.Spec.SSHSecretRef.User, unsafeTag),
+		"kubeconfig_localhost":   {Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"},
+		"artifacts_dir":          scalar(artifactsDir, ""),
 	})
-	inv := map[string]any{"all": map[string]any{
-		"hosts": hosts,
-		"vars":  vars,
-		"children": map[string]any{
+	if len(bad) > 0 {
+		return "", fmt.Errorf("not writing the inventory: %s holds a template delimiter ({{, {%% or {#)", strings.Join(bad, ", "))
+	}
+	inv := mapping(map[string]*yaml.Node{"all": mapping(map[string]*yaml.Node{
+		"hosts": mapping(hosts),
+		"vars":  mapping(vars),
+		"children": mapping(map[string]*yaml.Node{
 			"kube_control_plane": controlPlane,
 			"kube_node":          workers,
 			"etcd":               etcd,
-			"k8s_cluster":        map[string]any{"children": map[string]any{"kube_control_plane": map[string]any{}, "kube_node": map[string]any{}}},
-			"calico_rr":          map[string]any{"hosts": map[string]any{}},
-		},
-	}}
-	out, err := yaml.Marshal(inv)
-	if err != nil {
+			"k8s_cluster": mapping(map[string]*yaml.Node{"children": mapping(map[string]*yaml.Node{
+				"kube_control_plane": mapping(nil), "kube_node": mapping(nil)})}),
+			"calico_rr": mapping(map[string]*yaml.Node{"hosts": mapping(nil)}),
+		}),
+	})})
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{inv}}); err != nil {
 		return "", fmt.Errorf("rendering the inventory: %w", err)
 	}
-	return "# Generated by kubeforge for KubernetesCluster " + kc.Namespace + "/" + kc.Name + ".\n" + string(out), nil
+	return "# Generated by kubeforge for KubernetesCluster " + kc.Namespace + "/" + kc.Name + ".\n" + b.String(), nil
+}
+
+// unsafeTag makes Ansible take a value as text, never as a template.
+const unsafeTag = "!unsafe"
+
+// scalar is a string value, quoted so that YAML reads it back as the same
+// string, with tag ("" for none).
+func scalar(v, tag string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Value: v, Tag: tag}
+	if tag == "" {
+		n.Tag = "!!str"
+	}
+	return n
+}
+
+// mapping is a YAML mapping with its keys sorted; {} when empty.
+func mapping(m map[string]*yaml.Node) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	if len(m) == 0 {
+		n.Style = yaml.FlowStyle
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, m[k])
+	}
+	return n
 }
 
 // Script is the shell script an operation's Job runs. The SSH key is a
@@ -140,11 +206,11 @@ func hostNameOf(kc *clusterv1alpha1.KubernetesCluster, address string) string {
 	for _, list := range [][]clusterv1alpha1.Host{kc.Spec.Nodes, kc.Spec.Masters} {
 		for _, h := range list {
 			if h.Address == address {
-				return HostName(h)
+				return HostName(kc, h)
 			}
 		}
 	}
-	return HostName(clusterv1alpha1.Host{Address: address, Name: kc.Status.NodeNames[address]})
+	return HostName(kc, clusterv1alpha1.Host{Address: address, Name: kc.Status.NodeNames[address]})
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

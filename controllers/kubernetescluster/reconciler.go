@@ -268,7 +268,14 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 // the result. It reports whether the operation still runs.
 func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation) (bool, error) {
 	job := &batchv1.Job{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: op.JobName}, job); err != nil {
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: op.JobName}, job)
+	if err == nil && !r.Engine.Owns(kc, job) {
+		// Someone else's Job under the operation's name: its result is not
+		// the operation's. Apply reports the conflict.
+		_, err := r.Engine.Apply(ctx, kc, []client.Object{Job(kc, *op)})
+		return true, fmt.Errorf("following operation %s: %w", op.ID, err)
+	}
+	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			return true, fmt.Errorf("reading Job %s: %w", op.JobName, err)
 		}

@@ -262,7 +262,7 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		})).To(Succeed())
 		// A new manager's reconciler starts from that status.
 		fresh := &kubernetescluster.Reconciler{Client: suite.Client, APIReader: suite.Client,
-			Engine: &engine.Engine{Client: suite.Client, Scheme: suite.Client.Scheme()}}
+			Engine: &engine.Engine{Client: suite.Client, Scheme: suite.Client.Scheme(), Proof: suite.Env.Proof}}
 		_, err := fresh.Reconcile(suite.Ctx, ctrl.Request{NamespacedName: key("crash")})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) string { return getCluster("crash")(g).Status.CurrentOperation }).Should(Equal("precheck-1"))

@@ -15,6 +15,10 @@
 package kubernetescluster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -137,6 +141,12 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 	}
 	cm.Labels[clusterv1alpha1.OperationLabel] = op.ID
 	job := Job(kc, op)
+	// The installer runs the files only when they are exactly these: the
+	// Job carries their digests (it cannot change; the ConfigMap is
+	// immutable but could be deleted and planted anew under its name
+	// before the Pod starts).
+	job.Spec.Template.Spec.Containers[0].Env = append(job.Spec.Template.Spec.Containers[0].Env,
+		corev1.EnvVar{Name: "KUBEFORGE_OPERATION_SUMS", Value: OperationSums(cm.Data)})
 	engine.CreateOnly(cm)
 	engine.CreateOnly(job)
 	return []client.Object{cm, job}, nil
@@ -144,6 +154,36 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 
 // callbackDir is where the installer finds the callback Secret's keys.
 const callbackDir = "/var/run/kubeforge/callback"
+
+// OperationSums are the SHA-256 digests of an operation's files, in the
+// form sha256sum -c reads.
+func OperationSums(files map[string]string) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		sum := sha256.Sum256([]byte(files[n]))
+		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(sum[:]), n)
+	}
+	return b.String()
+}
+
+// VerifyAndRun is the installer's command: it runs run.sh only when the
+// operation's directory holds exactly the files the Job names, with the
+// digests it names (KUBEFORGE_OPERATION_SUMS).
+const VerifyAndRun = `set -eu
+dir=${KUBEFORGE_CONFIG_DIR:-` + configDir + `}
+want=$(printf '%s' "$KUBEFORGE_OPERATION_SUMS" | grep -c .)
+set -- "$dir"/*
+if [ "$#" -ne "$want" ] || ! printf '%s' "$KUBEFORGE_OPERATION_SUMS" | (cd "$dir" && sha256sum -c --quiet - >/dev/null 2>&1); then
+  echo "kubeforge: the operation's files are not the ones kubeforge made; not running them" >&2
+  exit 1
+fi
+exec /bin/sh "$dir/run.sh"
+`
 
 // CallbackSecret holds the token with which an operation's installer may
 // report early to the API server (POST .../operations/<id>/callback with
@@ -158,6 +198,8 @@ func CallbackSecret(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Op
 		Data:       map[string][]byte{clusterv1alpha1.CallbackTokenKey: []byte(token)},
 	}
 	s.Labels[clusterv1alpha1.OperationLabel] = op.ID
+	sum := sha256.Sum256([]byte(token))
+	s.Annotations = map[string]string{clusterv1alpha1.CallbackTokenHashAnnotation: hex.EncodeToString(sum[:])}
 	if apiURL != "" {
 		s.Data[clusterv1alpha1.CallbackURLKey] = []byte(strings.TrimSuffix(apiURL, "/") + "/api/v1/namespaces/" + kc.Namespace +
 			"/kubernetesclusters/" + kc.Name + "/operations/" + op.ID + "/callback")
@@ -210,7 +252,7 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 		Name:            "installer",
 		Image:           image,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:         []string{"/bin/sh", configDir + "/run.sh"},
+		Command:         []string{"/bin/sh", "-c", VerifyAndRun},
 		Env: []corev1.EnvVar{
 			{Name: "KUBEFORGE_OPERATION", Value: string(op.Type)},
 			{Name: "KUBEFORGE_KUBECONFIG_SECRET", Value: KubeconfigSecretName(kc)},

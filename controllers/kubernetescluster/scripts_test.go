@@ -178,3 +178,39 @@ func TestScriptPassesSIGTERMToTheStep(t *testing.T) {
 		t.Errorf("the script did not say why it stopped:\n%s", out.String())
 	}
 }
+
+// The installer runs an operation's files only when they are exactly the
+// ones kubeforge made: the digests in the Job, no file more, none changed.
+func TestInstallerRunsOnlyTheFilesKubeforgeMade(t *testing.T) {
+	files := map[string]string{"run.sh": "echo ran-the-operation\n", "hosts.yaml": "all: {}\n"}
+	sums := OperationSums(files)
+	run := func(t *testing.T, mutate func(dir string)) (string, error) {
+		dir := t.TempDir()
+		for n, c := range files {
+			if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mutate(dir)
+		cmd := exec.Command("sh", "-c", VerifyAndRun)
+		cmd.Env = append(os.Environ(), "KUBEFORGE_CONFIG_DIR="+dir, "KUBEFORGE_OPERATION_SUMS="+sums)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(t, func(string) {}); err != nil || !strings.Contains(out, "ran-the-operation") {
+		t.Fatalf("the files kubeforge made did not run: %v\n%s", err, out)
+	}
+	for name, mutate := range map[string]func(dir string){
+		"a changed script": func(dir string) { _ = os.WriteFile(filepath.Join(dir, "run.sh"), []byte("echo planted\n"), 0o644) },
+		"a file more":      func(dir string) { _ = os.WriteFile(filepath.Join(dir, "ansible.cfg"), []byte("[defaults]\n"), 0o644) },
+		"a file missing":   func(dir string) { _ = os.Remove(filepath.Join(dir, "hosts.yaml")) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, mutate)
+			if err == nil || strings.Contains(out, "ran-the-operation") || strings.Contains(out, "planted") ||
+				!strings.Contains(out, "not the ones kubeforge made") {
+				t.Fatalf("ran with %s: %v\n%s", name, err, out)
+			}
+		})
+	}
+}

@@ -20,11 +20,13 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // Reasons specific to KubernetesClusters.
@@ -130,7 +132,7 @@ func recordNames(kc *clusterv1alpha1.KubernetesCluster, addresses []string) {
 			if kc.Status.NodeNames == nil {
 				kc.Status.NodeNames = map[string]string{}
 			}
-			kc.Status.NodeNames[h.Address] = HostName(h)
+			kc.Status.NodeNames[h.Address] = HostName(kc, h)
 		}
 	}
 }
@@ -147,6 +149,14 @@ type observed struct {
 	applyErr error
 }
 
+// ConditionValuesAsText is True while the spec holds a value admission now
+// refuses (a template delimiter in extraVars, an SSH user that is not a
+// POSIX login name): stored before the rule, it is passed on as text.
+const (
+	ConditionValuesAsText = "ValuesAsText"
+	ReasonTemplateInValue = "TemplateInValue"
+)
+
 // computeStatus sets phase and conditions from the status's operation
 // record and what was observed. kc is defaulted.
 func computeStatus(kc *clusterv1alpha1.KubernetesCluster, o observed) {
@@ -154,6 +164,15 @@ func computeStatus(kc *clusterv1alpha1.KubernetesCluster, o observed) {
 	st.ObservedGeneration = kc.Generation
 	set := conditions.For(kc, &st.Conditions).Set
 	next, blocked, invalid := o.next, o.blocked, o.invalid
+	// Values stored before admission refused templates and non-POSIX users:
+	// never templated (the inventory passes them as text), and said so.
+	if errs := validation.KubernetesClusterTransition(nil, &clusterv1alpha1.KubernetesCluster{Spec: clusterv1alpha1.KubernetesClusterSpec{
+		SSHSecretRef: kc.Spec.SSHSecretRef, Installer: clusterv1alpha1.Installer{ExtraVars: kc.Spec.Installer.ExtraVars}}}); len(errs) > 0 {
+		set(ConditionValuesAsText, true, ReasonTemplateInValue, "Passed to Ansible as text, never run as a template; admission "+
+			"refuses such values now, change them: "+errs.ToAggregate().Error())
+	} else {
+		apimeta.RemoveStatusCondition(&st.Conditions, ConditionValuesAsText)
+	}
 	if invalid != nil {
 		msg := invalid.Error()
 		set(conditions.Ready, st.Version != "" && st.CurrentOperation == "", conditions.ReasonInvalidSpec, msg)

@@ -32,6 +32,7 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/expose"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // The hooks of a component.
@@ -74,8 +75,16 @@ func URL(c *appsv1alpha1.PlatformComponent) string {
 func Ingress(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *networkingv1.Ingress {
 	in := c.Ingress
 	meta := objectMeta(p, c, ObjectName(p, c))
-	if len(in.Annotations) > 0 {
-		meta.Annotations = in.Annotations
+	for k, v := range in.Annotations {
+		// kubeforge's own and snippet annotations never reach the ingress
+		// controller, also when stored before admission refused them.
+		if validation.ForbiddenIngressAnnotation(k) != "" {
+			continue
+		}
+		if meta.Annotations == nil {
+			meta.Annotations = map[string]string{}
+		}
+		meta.Annotations[k] = v
 	}
 	r := expose.Route{Host: in.Host, Path: in.Path, PathType: *in.PathType, ClassName: in.ClassName, Service: ObjectName(p, c), Port: IngressPort(c)}
 	if in.TLS != nil {
@@ -174,6 +183,9 @@ func GeneratedSecret(p *appsv1alpha1.Platform, s *appsv1alpha1.PlatformSecret, v
 	for _, k := range s.Keys {
 		sec.Data[k] = []byte(values[k])
 	}
+	// Immutable: whoever may update Secrets (without reading them) cannot
+	// put a value of their own in; new values make it anew.
+	engine.Immutable(sec)
 	engine.Claim(sec, "secret="+s.Name)
 	if s.ReclaimPolicy != "Delete" {
 		engine.Retain(sec)

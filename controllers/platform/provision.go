@@ -136,35 +136,9 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 	// The Secrets first: they hold the passwords, which are the truth the
 	// server is brought to.
 	rotate := annotationList(p, appsv1alpha1.RotateDatabasePasswordAnnotation)
-	passwords := map[string]string{}
-	changed := map[string]bool{}
-	live := map[string]*corev1.Secret{}
-	for _, c := range comps {
-		s := &corev1.Secret{}
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: DatabaseSecretName(p, c)}, s)
-		switch {
-		case apierrors.IsNotFound(err):
-			s = nil
-		case err != nil:
-			return o, fmt.Errorf("reading the database Secret of %s: %w", c.Name, err)
-		}
-		live[c.Name] = s
-		password := ""
-		if s != nil {
-			password = string(s.Data["password"])
-		}
-		if password == "" || slices.Contains(rotate, c.Name) {
-			if password, err = database.GeneratePassword(); err != nil {
-				return o, err
-			}
-		}
-		passwords[c.Name] = password
-		want := DatabaseSecret(p, c, password)
-		changed[c.Name] = s == nil || !sameData(s.Data, want.Data)
-		o.secrets = append(o.secrets, want)
-	}
-	if _, err := r.Engine.Apply(ctx, p, o.secrets); err != nil {
-		return o, fmt.Errorf("writing the database Secrets: %w", err)
+	passwords, changed, live, err := r.databaseSecrets(ctx, p, comps, &o, rotate)
+	if err != nil {
+		return o, err
 	}
 	if len(rotate) > 0 {
 		for _, name := range rotate {
@@ -214,6 +188,62 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 	o.ready, o.reason = true, ReasonProvisioned
 	o.message = fmt.Sprintf("%d database(s) on %s", len(o.components), server.Addr())
 	return o, nil
+}
+
+// databaseSecrets writes each component's database Secret, with a new
+// password for those in rotate, and returns the passwords, which changed,
+// and the Secrets as they were. A Secret made by a kubeforge before
+// ownership proofs gets a new password once (the migration,
+// docs/security.md); one that is not this Platform's is never read.
+func (r *Reconciler) databaseSecrets(ctx context.Context, p *appsv1alpha1.Platform, comps []*appsv1alpha1.PlatformComponent,
+	o *dbObserved, rotate []string) (map[string]string, map[string]bool, map[string]*corev1.Secret, error) {
+	passwords := map[string]string{}
+	changed := map[string]bool{}
+	live := map[string]*corev1.Secret{}
+	o.secrets = nil
+	for _, c := range comps {
+		s := &corev1.Secret{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: DatabaseSecretName(p, c)}, s)
+		switch {
+		case apierrors.IsNotFound(err):
+			s = nil
+		case err != nil:
+			return nil, nil, nil, fmt.Errorf("reading the database Secret of %s: %w", c.Name, err)
+		}
+		live[c.Name] = s
+		password := ""
+		if s != nil && r.Engine.Owns(p, s) {
+			password = string(s.Data["password"])
+		}
+		if password == "" || slices.Contains(rotate, c.Name) {
+			if password, err = database.GeneratePassword(); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		passwords[c.Name] = password
+		want := DatabaseSecret(p, c, password)
+		changed[c.Name] = s == nil || !sameData(s.Data, want.Data)
+		o.secrets = append(o.secrets, want)
+	}
+	res, err := r.Engine.Apply(ctx, p, o.secrets)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("writing the database Secrets: %w", err)
+	}
+	var again []string
+	for _, c := range comps {
+		if slices.Contains(res.Migrated, "Secret/"+DatabaseSecretName(p, c)) && !slices.Contains(rotate, c.Name) {
+			again = append(again, c.Name)
+		}
+	}
+	if len(again) > 0 {
+		logf.FromContext(ctx).Info("Rotating database passwords made before ownership proofs", "components", again)
+		for _, name := range again {
+			r.Engine.Event(p, ReasonPasswordRotated, "RotatePassword",
+				"New database password for %s: the old one was made before ownership proofs", name)
+		}
+		return r.databaseSecrets(ctx, p, comps, o, append(slices.Clone(rotate), again...))
+	}
+	return passwords, changed, live, nil
 }
 
 // versioned sets the Secret version the pods may use: the live one, once

@@ -31,7 +31,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,6 +46,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/metrics"
+	"github.com/kubeforge/kubeforge/internal/validation"
 	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
@@ -64,6 +64,8 @@ type Reconciler struct {
 	// CertManager says that cert-manager's CRDs are installed, so
 	// Certificates can be made for components' Ingresses.
 	CertManager bool
+	// Policy is what the administrator allows Ingresses (admit.PlatformWith).
+	Policy validation.Policy
 	// Connect logs in to a database server; database.Connect when nil.
 	Connect func(context.Context, database.Server) (database.Admin, error)
 
@@ -108,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The webhook's rules run here too, so a Platform admitted without
 	// the webhook gets a clear condition. Builders and status read the
 	// defaulted copy; only the status and the finalizer are written.
-	p, invalid := admit.Prepare(admit.Platform, p)
+	p, invalid := admit.Prepare(admit.PlatformWith(r.Policy), p)
 	if !p.DeletionTimestamp.IsZero() {
 		// Everything is owned (but retained volumes): the garbage
 		// collector removes it. Databases are dropped only when asked.
@@ -298,7 +300,7 @@ func (r *Reconciler) hook(ctx context.Context, p *appsv1alpha1.Platform, name st
 		}
 		return Hook{}, fmt.Errorf("reading the Job %s: %w", name, err)
 	}
-	if !metav1.IsControlledBy(job, p) || job.DeletionTimestamp != nil {
+	if !r.Engine.Owns(p, job) || job.DeletionTimestamp != nil {
 		return Hook{}, nil
 	}
 	done, succeeded, reason, message := workload.JobResult(job)
@@ -325,7 +327,7 @@ func (r *Reconciler) workload(ctx context.Context, p *appsv1alpha1.Platform, c *
 		}
 		return nil, fmt.Errorf("reading the workload of %s: %w", c.Name, err)
 	}
-	if !metav1.IsControlledBy(obj, p) {
+	if !r.Engine.Owns(p, obj) {
 		return nil, nil // the engine refuses to take it over and says so
 	}
 	return obj, nil

@@ -294,12 +294,19 @@ var _ = Describe("Platform Controller", func() {
 		Eventually(componentPhase("full", "db")).Should(Equal(appsv1alpha1.ComponentDeploying))
 		Consistently(gone(&appsv1.Deployment{}, "full-api"), "1s").Should(BeTrue())
 
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-		now := metav1.Now()
-		job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = &now, &now, 1
-		Expect(suite.Client.Status().Update(suite.Ctx, job)).To(Succeed())
+		// Play the Job controller (on the Job as it is now: the engine
+		// sealed it after creating it).
+		Eventually(func() error {
+			if err := suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(job), job); err != nil {
+				return err
+			}
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
+				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+			now := metav1.Now()
+			job.Status.StartTime, job.Status.CompletionTime, job.Status.Succeeded = &now, &now, 1
+			return suite.Client.Status().Update(suite.Ctx, job)
+		}).Should(Succeed())
 		Eventually(componentPhase("full", "db")).Should(Equal(appsv1alpha1.ComponentReady))
 		Eventually(exists(&appsv1.Deployment{}, "full-api")).Should(Succeed())
 		makeReady("full-api")
@@ -386,13 +393,18 @@ var _ = Describe("Platform Controller", func() {
 		Expect(job.Spec.Template.Spec.Containers[0].Args).To(Equal([]string{"migrate"}))
 		Consistently(image("migrate-db"), "1s").Should(Equal("reg.example.com/acme/db:1.0.0"))
 
-		now := metav1.Now()
-		job.Status.StartTime = &now
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
-		job.Status.Failed = 3
-		Expect(suite.Client.Status().Update(suite.Ctx, job)).To(Succeed())
+		Eventually(func() error { // on the Job as it is now (sealed after its create)
+			if err := suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(job), job); err != nil {
+				return err
+			}
+			now := metav1.Now()
+			job.Status.StartTime = &now
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+			job.Status.Failed = 3
+			return suite.Client.Status().Update(suite.Ctx, job)
+		}).Should(Succeed())
 		Eventually(componentPhase("migrate", "db")).Should(Equal(appsv1alpha1.ComponentFailed))
 		p := getPlatform("migrate")(Default)
 		Expect(p.Status.Components[0].Message).To(ContainSubstring("BackoffLimitExceeded"))

@@ -28,7 +28,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/secret"
 )
 
@@ -71,7 +70,31 @@ func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platfo
 func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platform, o *observed) (map[string]string, error) {
 	log := logf.FromContext(ctx)
 	rotate := annotationList(p, appsv1alpha1.RotateSecretAnnotation)
+	versions, err := r.applyGeneratedSecrets(ctx, p, o, rotate)
+	if err != nil {
+		return nil, err
+	}
+	if len(rotate) == 0 {
+		return versions, nil
+	}
+	for _, name := range rotate {
+		if !slices.ContainsFunc(p.Spec.Secrets, func(s appsv1alpha1.PlatformSecret) bool { return s.Name == name }) {
+			r.Engine.Warn(p, "RotationIgnored", "RotateSecret", "spec.secrets has no %s; nothing to rotate", name)
+			continue
+		}
+		log.Info("Rotated a generated secret", "secret", name)
+		r.Engine.Event(p, ReasonSecretRotated, "RotateSecret", "New values in the Secret %s; the components that use it roll", GeneratedSecretName(p, name))
+	}
+	return versions, r.clearAnnotation(ctx, p, appsv1alpha1.RotateSecretAnnotation)
+}
+
+// applyGeneratedSecrets builds and writes the generated Secrets, with new
+// values for those in rotate. A Secret made by a kubeforge before
+// ownership proofs is rotated too, once (the migration, docs/security.md):
+// its values could have been written by anyone who may update Secrets.
+func (r *Reconciler) applyGeneratedSecrets(ctx context.Context, p *appsv1alpha1.Platform, o *observed, rotate []string) (map[string]string, error) {
 	versions := map[string]string{}
+	o.secrets = nil
 	for i := range p.Spec.Secrets {
 		s := &p.Spec.Secrets[i]
 		name := GeneratedSecretName(p, s.Name)
@@ -85,7 +108,7 @@ func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platf
 		values := map[string]string{}
 		// Only values of a Secret this Platform made are kept; one that is
 		// someone else's is never read (Apply reports the conflict).
-		if live != nil && r.ours(p, live, s.Name) && !slices.Contains(rotate, s.Name) {
+		if live != nil && r.Engine.Owns(p, live) && !slices.Contains(rotate, s.Name) {
 			for k, v := range live.Data {
 				values[k] = string(v)
 			}
@@ -118,31 +141,27 @@ func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platf
 	if err != nil {
 		return nil, fmt.Errorf("writing the generated Secrets: %w", err)
 	}
+	if len(res.Migrated) > 0 {
+		var again []string
+		for _, s := range p.Spec.Secrets {
+			if slices.Contains(res.Migrated, "Secret/"+GeneratedSecretName(p, s.Name)) && !slices.Contains(rotate, s.Name) {
+				again = append(again, s.Name)
+			}
+		}
+		if len(again) > 0 {
+			logf.FromContext(ctx).Info("Rotating generated secrets made before ownership proofs", "secrets", again)
+			for _, name := range again {
+				r.Engine.Event(p, ReasonSecretRotated, "RotateSecret",
+					"New values in the Secret %s: the old ones were made before ownership proofs", GeneratedSecretName(p, name))
+			}
+			return r.applyGeneratedSecrets(ctx, p, o, append(slices.Clone(rotate), again...))
+		}
+	}
 	for _, obj := range o.secrets {
 		live := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: obj.GetName()}}
 		if res.LiveObject(r.Engine.Scheme, live) {
 			versions[obj.GetName()] = live.ResourceVersion
 		}
 	}
-	if len(rotate) == 0 {
-		return versions, nil
-	}
-	for _, name := range rotate {
-		if !slices.ContainsFunc(p.Spec.Secrets, func(s appsv1alpha1.PlatformSecret) bool { return s.Name == name }) {
-			r.Engine.Warn(p, "RotationIgnored", "RotateSecret", "spec.secrets has no %s; nothing to rotate", name)
-			continue
-		}
-		log.Info("Rotated a generated secret", "secret", name)
-		r.Engine.Event(p, ReasonSecretRotated, "RotateSecret", "New values in the Secret %s; the components that use it roll", GeneratedSecretName(p, name))
-	}
-	return versions, r.clearAnnotation(ctx, p, appsv1alpha1.RotateSecretAnnotation)
-}
-
-// ours: the Secret is this Platform's, owned or retained for it.
-func (r *Reconciler) ours(p *appsv1alpha1.Platform, s *corev1.Secret, name string) bool {
-	if metav1.IsControlledBy(s, p) {
-		return true
-	}
-	a := s.GetAnnotations()
-	return a[engine.AnnotationRetain] == "true" && a[engine.AnnotationRetainedFor] == "Platform/"+p.Name+"/secret="+name
+	return versions, nil
 }

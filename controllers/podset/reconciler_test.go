@@ -221,7 +221,7 @@ var _ = Describe("PodSet Controller", func() {
 			Expect(apierrors.IsNotFound(err)).To(BeTrue())
 		})
 
-		It("should refuse to take over a Deployment it does not own, and say so", func() {
+		It("should refuse to take over a Deployment it did not make, even one labelled and controlled by another object, and say so", func() {
 			replicas := int32(1)
 			foreign := &appsv1.Deployment{
 				ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: "default", Labels: map[string]string{"app.kubernetes.io/managed-by": "kubeforge"}},
@@ -242,8 +242,8 @@ var _ = Describe("PodSet Controller", func() {
 			Expect(suite.Client.Create(suite.Ctx, newPodSet("taken", 1))).To(Succeed())
 			Eventually(condition("taken", conditions.Degraded)).Should(And(
 				HaveField("Status", metav1.ConditionTrue),
-				HaveField("Reason", conditions.ReasonApplyFailed),
-				HaveField("Message", ContainSubstring("controlled by ConfigMap someone-else")),
+				HaveField("Reason", conditions.ReasonNameConflict),
+				HaveField("Message", ContainSubstring("Deployment/taken exists and was not created by this PodSet")),
 			))
 			Expect(*getDeployment("taken")(Default).Spec.Replicas).To(Equal(int32(1)))
 			Expect(getDeployment("taken")(Default).Spec.Template.Spec.Containers[0].Image).To(Equal("i"))

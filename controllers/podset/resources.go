@@ -49,6 +49,9 @@ func DesiredObjects(ps *appsv1alpha1.PodSet) []client.Object {
 func Deployment(ps *appsv1alpha1.PodSet) *appsv1.Deployment {
 	replicas := *ps.Spec.Replicas
 	tmpl := ps.Spec.Template.DeepCopy()
+	// Only labels and annotations of the template's metadata reach the
+	// Pods (the CRD keeps no more; this holds if it ever did).
+	tmpl.ObjectMeta = metav1.ObjectMeta{Labels: tmpl.Labels, Annotations: tmpl.Annotations}
 	podLabels := map[string]string{}
 	for k, v := range tmpl.Labels {
 		podLabels[k] = v

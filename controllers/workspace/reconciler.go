@@ -20,6 +20,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -80,7 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The webhook's rules run here too, so a Workspace admitted without the
 	// webhook gets a clear condition. Builders and status read the
 	// defaulted copy; only status is written.
-	ws, invalid := admit.Prepare(admit.Workspace, ws)
+	ws, invalid := admit.Prepare(admit.WorkspaceWith(r.Policy), ws)
 	before := ws.DeepCopy()
 
 	o, res, reconcileErr := r.reconcile(ctx, ws, invalid)
@@ -159,9 +160,13 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 	if err != nil {
 		return o, res, err
 	}
-	if _, err := r.Engine.Apply(ctx, ws, DesiredObjects(ws, r.Options, auth), Types(r.CertManager).Owned...); err != nil {
+	applied, err := r.Engine.Apply(ctx, ws, DesiredObjects(ws, r.Options, auth), Types(r.CertManager).Owned...)
+	if err != nil {
 		o.applyErr = err
 		return o, res, fmt.Errorf("applying Workspace objects: %w", err)
+	}
+	if err := r.rotateMigrated(ctx, ws, applied); err != nil {
+		return o, res, err
 	}
 
 	if o.pod, err = r.livePod(ctx, ws); err != nil {
@@ -184,6 +189,33 @@ func (r *Reconciler) authSecret(ctx context.Context, ws *idev1alpha1.Workspace) 
 	return AuthSecret(ws, err == nil, NewPassword)
 }
 
+// rotateMigrated gives a Workspace a new password when its auth Secret was
+// made by a kubeforge before ownership proofs (the one-time migration,
+// docs/security.md): its content could have been written by anyone who may
+// update Secrets. The Secret and the Pod that read it are deleted; the
+// next pass makes both anew.
+func (r *Reconciler) rotateMigrated(ctx context.Context, ws *idev1alpha1.Workspace, applied engine.Result) error {
+	name := idev1alpha1.WorkspaceAuthSecretName(ws)
+	if !slices.Contains(applied.Migrated, "Secret/"+name) {
+		return nil
+	}
+	logf.FromContext(ctx).Info("Rotating the password of a Workspace made before ownership proofs", "secret", name)
+	for _, obj := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: name}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: ws.Name}},
+	} {
+		if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %s to rotate the password: %w", obj.GetName(), err)
+		}
+	}
+	r.Engine.Event(ws, ReasonPasswordRotated, "Rotate",
+		"New password in Secret %s: the old one was made before ownership proofs", name)
+	return nil
+}
+
+// ReasonPasswordRotated: the Workspace got a new generated password.
+const ReasonPasswordRotated = "PasswordRotated"
+
 func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, pod); err != nil {
@@ -192,7 +224,7 @@ func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*c
 		}
 		return nil, fmt.Errorf("reading the IDE's Pod: %w", err)
 	}
-	if !metav1.IsControlledBy(pod, ws) {
+	if !r.Engine.Owns(ws, pod) {
 		return nil, nil // not ours; the engine refuses to take it over and says so
 	}
 	return pod, nil

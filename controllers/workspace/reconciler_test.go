@@ -157,13 +157,16 @@ var _ = Describe("Workspace Controller", func() {
 		Expect(np.Spec.Ingress).To(HaveLen(1))
 		Expect(np.Spec.Ingress[0].From[0].NamespaceSelector.MatchExpressions[0].Values).To(Equal([]string{"ingress-nginx"}))
 
-		By("a change that restarts the IDE keeps the password")
-		rv := sec.ResourceVersion
+		By("a change that restarts the IDE keeps the password, and its Secret as it was")
+		Expect(suite.Client.Get(suite.Ctx, key("locked-auth"), sec)).To(Succeed())
+		Expect(sec.Immutable).To(Equal(ptr.To(true)), "nobody who may update Secrets can put a password of their own in")
+		rv, password := sec.ResourceVersion, string(sec.Data["password"])
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"env":[{"name":"THEME","value":"dark"}]}}`))
 		Expect(suite.Client.Patch(suite.Ctx, getWorkspace("locked")(Default), patch)).To(Succeed())
 		settled()
 		Expect(suite.Client.Get(suite.Ctx, key("locked-auth"), sec)).To(Succeed())
 		Expect(sec.ResourceVersion).To(Equal(rv))
+		Expect(string(sec.Data["password"])).To(Equal(password))
 
 		By("auth None: no Secret, no password in the Pod")
 		patch = client.RawPatch(types.MergePatchType, []byte(`{"spec":{"auth":{"mode":"None"}}}`))
@@ -339,13 +342,15 @@ var _ = Describe("Workspace Controller", func() {
 		Expect(after).To(Equal(before), "not changed, not labelled, not owned")
 	})
 
-	It("should not give a retained home to another user's Workspace of the same name", func() {
+	It("should not give a retained home to another person's Workspace of the same name, whatever its user", func() {
+		// The owner record the webhooks write (not running in this suite).
 		ws := newWorkspace("home")
+		ws.Annotations = map[string]string{"kubeforge.io/owner": "alice@example.com"}
 		ws.Spec.Storage.ReclaimPolicy = idev1alpha1.ReclaimRetain
 		Expect(suite.Client.Create(suite.Ctx, ws)).To(Succeed())
 		pvc := &corev1.PersistentVolumeClaim{}
 		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("home-home"), pvc) }).Should(Succeed())
-		Expect(pvc.Annotations).To(HaveKeyWithValue("kubeforge.io/retained-for", "Workspace/home/user=alice"))
+		Expect(pvc.Annotations).To(HaveKeyWithValue("kubeforge.io/retained-for", "Workspace/home/owner=alice@example.com/home"))
 		Expect(suite.Client.Delete(suite.Ctx, getWorkspace("home")(Default))).To(Succeed())
 		Eventually(func() bool {
 			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("home"), &idev1alpha1.Workspace{}))
@@ -372,7 +377,8 @@ var _ = Describe("Workspace Controller", func() {
 		}, "30s", "10ms").Should(Succeed())
 
 		bobs := newWorkspace("home")
-		bobs.Spec.User = "bob"
+		bobs.Annotations = map[string]string{"kubeforge.io/owner": "bob@example.com"}
+		bobs.Spec.User = "alice" // a display name says nothing of whose it is
 		bobs.Spec.Storage.ReclaimPolicy = idev1alpha1.ReclaimRetain
 		Expect(suite.Client.Create(suite.Ctx, bobs)).To(Succeed())
 		Eventually(func(g Gomega) *metav1.Condition {

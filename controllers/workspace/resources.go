@@ -33,6 +33,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/expose"
 	"github.com/kubeforge/kubeforge/internal/secret"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // component is the app.kubernetes.io/component of a Workspace's objects.
@@ -65,14 +66,16 @@ func Started(ws *idev1alpha1.Workspace) bool { return *ws.Spec.Started }
 func DesiredObjects(ws *idev1alpha1.Workspace, opts Options, auth *corev1.Secret) []client.Object {
 	// The Pod right after its volume (and the Secret it reads): it is what
 	// the user waits for.
-	objs := []client.Object{PVC(ws)}
+	// The NetworkPolicy before the Pod: the IDE is never reachable
+	// unfenced, not even for a moment.
+	objs := []client.Object{PVC(ws), NetworkPolicy(ws, opts.AllowFrom)}
 	if auth != nil {
 		objs = append(objs, auth)
 	}
 	if Started(ws) {
 		objs = append(objs, Pod(ws))
 	}
-	objs = append(objs, Service(ws), NetworkPolicy(ws, opts.AllowFrom))
+	objs = append(objs, Service(ws))
 	if ws.Spec.Ingress != nil {
 		objs = append(objs, Ingress(ws))
 		if ws.Spec.Ingress.TLS != nil && opts.CertManager {
@@ -92,6 +95,9 @@ type Options struct {
 	// ingress controller's, and any the administrator adds
 	// (--workspace-allow-namespaces).
 	AllowFrom []string
+	// Policy is what the administrator allows Ingresses and IDEs without
+	// a password (admit.WorkspaceWith).
+	Policy validation.Policy
 }
 
 // Keys of the auth Secret.
@@ -190,9 +196,10 @@ func PVC(ws *idev1alpha1.Workspace) *corev1.PersistentVolumeClaim {
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 		},
 	}
-	// Kept for this Workspace's user: another user's Workspace of the same
-	// name never mounts this home.
-	engine.Claim(pvc, "user="+ws.Spec.User)
+	// Kept for this Workspace's recorded owner (the engine binds its seal
+	// to the owner's kind, name and owner): another person's Workspace of
+	// the same name never mounts this home.
+	engine.Claim(pvc, "home")
 	if ws.Spec.Storage.ReclaimPolicy == idev1alpha1.ReclaimRetain {
 		engine.Retain(pvc)
 	}

@@ -46,18 +46,18 @@ func TestDesiredObjects(t *testing.T) {
 		certManager bool
 		want        []string
 	}{
-		{"a started workspace has its volume, its password, then its Pod (what the user waits for), then its Service and NetworkPolicy", workspace(nil), true,
-			[]string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Pod/alice", "Service/alice", "NetworkPolicy/alice"}},
+		{"a started workspace has its volume and its NetworkPolicy (before the Pod: never unfenced), its password, then its Pod (what the user waits for), then its Service", workspace(nil), true,
+			[]string{"PersistentVolumeClaim/alice-home", "NetworkPolicy/alice", "Secret/alice-auth", "Pod/alice", "Service/alice"}},
 		{"a stopped workspace keeps its volume, password, Service and NetworkPolicy", workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Started = &stopped }), true,
-			[]string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Service/alice", "NetworkPolicy/alice"}},
+			[]string{"PersistentVolumeClaim/alice-home", "NetworkPolicy/alice", "Secret/alice-auth", "Service/alice"}},
 		{"auth None has no Secret", workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Auth.Mode = idev1alpha1.AuthNone }), true,
-			[]string{"PersistentVolumeClaim/alice-home", "Pod/alice", "Service/alice", "NetworkPolicy/alice"}},
+			[]string{"PersistentVolumeClaim/alice-home", "NetworkPolicy/alice", "Pod/alice", "Service/alice"}},
 		{"an ingress with TLS adds the Ingress and the Certificate", workspace(func(ws *idev1alpha1.Workspace) {
 			ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{Host: "alice.ide.example.com", TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt"}}}
-		}), true, []string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Pod/alice", "Service/alice", "NetworkPolicy/alice", "Ingress/alice", "Certificate/alice-tls"}},
+		}), true, []string{"PersistentVolumeClaim/alice-home", "NetworkPolicy/alice", "Secret/alice-auth", "Pod/alice", "Service/alice", "Ingress/alice", "Certificate/alice-tls"}},
 		{"without cert-manager there is no Certificate", workspace(func(ws *idev1alpha1.Workspace) {
 			ws.Spec.Ingress = &idev1alpha1.WorkspaceIngress{Host: "alice.ide.example.com", TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "letsencrypt"}}}
-		}), false, []string{"PersistentVolumeClaim/alice-home", "Secret/alice-auth", "Pod/alice", "Service/alice", "NetworkPolicy/alice", "Ingress/alice"}},
+		}), false, []string{"PersistentVolumeClaim/alice-home", "NetworkPolicy/alice", "Secret/alice-auth", "Pod/alice", "Service/alice", "Ingress/alice"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
@@ -101,19 +102,22 @@ func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, rea
 	return idev1alpha1.PhaseStarting, ReasonContainerCreating, "Pulling the image and starting the IDE"
 }
 
-// StatusWith is the status the controller's next write reports when pod is
-// the Workspace's Pod, and whether pod is the Pod its current spec asks
-// for (controlled by it, not going away, the spec's hash). The API's
-// create-and-wait answers from it as soon as the Pod is Ready, without
-// waiting for that write; the phase is decided here, by Phase, alone.
-func StatusWith(ws *idev1alpha1.Workspace, pod *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool) {
-	ws, invalid := admit.Prepare(admit.Workspace, ws)
-	if invalid != nil || !Started(ws) || pod == nil || pod.DeletionTimestamp != nil || !metav1.IsControlledBy(pod, ws) ||
-		pod.Annotations[PodHashAnnotation] != Pod(ws).Annotations[PodHashAnnotation] {
-		return idev1alpha1.WorkspaceStatus{}, false
+// StatusWith returns the status the controller's next write reports when
+// pod is the Workspace's Pod, and whether pod is the Pod its current spec
+// asks for (proven the Workspace's by owns, not going away, the spec's
+// hash). The API's create-and-wait answers from it as soon as the Pod is
+// Ready, without waiting for that write; the phase is decided here, by
+// Phase, alone.
+func StatusWith(owns func(owner, obj client.Object) bool) func(*idev1alpha1.Workspace, *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool) {
+	return func(ws *idev1alpha1.Workspace, pod *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool) {
+		ws, invalid := admit.Prepare(admit.Workspace, ws)
+		if invalid != nil || !Started(ws) || pod == nil || pod.DeletionTimestamp != nil || !owns(ws, pod) ||
+			pod.Annotations[PodHashAnnotation] != Pod(ws).Annotations[PodHashAnnotation] {
+			return idev1alpha1.WorkspaceStatus{}, false
+		}
+		computeStatus(ws, observed{pod: pod, startedAt: ws.Status.StartedAt})
+		return ws.Status, true
 	}
-	computeStatus(ws, observed{pod: pod, startedAt: ws.Status.StartedAt})
-	return ws.Status, true
 }
 
 func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {

@@ -25,7 +25,6 @@ import (
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
@@ -51,9 +51,11 @@ type Kind[T client.Object] struct {
 	// ValidateUpdate returns every problem with a change (including the
 	// ValidateCreate problems of the new object).
 	ValidateUpdate func(oldObj, newObj T) field.ErrorList
-	// Secrets are the Secrets the object makes the operator read or mount;
-	// the validating webhook checks that the requester may get each one.
-	Secrets func(T) []validation.SecretRef
+	// Harmless, when set, clears in a copy of the spec the fields whose
+	// change cannot make the operator use anything new (replicas, started,
+	// paused): an update that changes nothing else is not asked about the
+	// object's references again. Any other change is, every reference.
+	Harmless func(T)
 	// Transition, when set, holds rules about what a request asks for that
 	// only admission applies, not the reconciler: a new object, or a change
 	// (old is nil on a create). A rule that arrives with an operator
@@ -95,14 +97,27 @@ func pathSuffix(gvk schema.GroupVersionKind) string {
 	return strings.ReplaceAll(gvk.Group, ".", "-") + "-" + gvk.Version + "-" + strings.ToLower(gvk.Kind)
 }
 
+// Options are what the webhooks need beyond each kind's rules.
+type Options struct {
+	// Proof recognises the objects kubeforge made (a retained home that a
+	// spec names as a claim).
+	Proof *proof.Keyring
+	// Policy is what the administrator allows Ingresses and Workspaces.
+	Policy validation.Policy
+	// InstallerImages are the installer images KubernetesClusters may run;
+	// nil is validation.DefaultInstallerImages.
+	InstallerImages validation.ImagePolicy
+}
+
 // Register serves the kind's mutating and validating webhooks on the
 // manager's webhook server, at MutatePath and ValidatePath.
-func Register[T client.Object](mgr ctrl.Manager, k Kind[T]) error {
+func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error {
 	gk := k.GVK.GroupKind()
 	srv := mgr.GetWebhookServer()
 	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k})
 	mutate.Handler = guardQuantities(gk, mutate.Handler)
-	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk, reviews: mgr.GetClient()})
+	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk, reviews: mgr.GetClient(),
+		reader: mgr.GetAPIReader(), proof: opts.Proof})
 	validate.Handler = guardQuantities(gk, validate.Handler)
 	srv.Register(MutatePath(k.GVK), mutate)
 	srv.Register(ValidatePath(k.GVK), validate)
@@ -119,33 +134,37 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	return nil
 }
 
-// CreatedByAnnotation names who created a kubeforge object: the user the
-// API server authenticated for the create (through kubeforge's REST and
-// gRPC APIs, the caller they act as). The mutating webhook writes it on
-// create and keeps it as it was on every update, so it cannot be set or
-// changed by hand.
-const CreatedByAnnotation = "kubeforge.io/created-by"
-
+// recordCreator writes who created the object and whom it belongs to
+// (proof.CreatedByAnnotation, proof.OwnerAnnotation) from what the API
+// server authenticated — through kubeforge's REST and gRPC APIs, the
+// caller they act as — and keeps both as they were on every update, so
+// that no client sets or changes them. An owner the client names on
+// create is kept for the validating webhook to check (the requester must
+// be allowed to impersonate that user); the ValidatingAdmissionPolicy
+// kubeforge-owner-record holds the same rules when the webhooks are not
+// called.
 func recordCreator(req admission.Request, obj client.Object) error {
 	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
 	switch req.Operation {
 	case admissionv1.Create:
-		if annotations == nil {
-			annotations = map[string]string{}
+		annotations[proof.CreatedByAnnotation] = req.UserInfo.Username
+		if annotations[proof.OwnerAnnotation] == "" {
+			annotations[proof.OwnerAnnotation] = req.UserInfo.Username
 		}
-		annotations[CreatedByAnnotation] = req.UserInfo.Username
 	case admissionv1.Update:
 		var old metav1.PartialObjectMetadata
 		if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
 			return fmt.Errorf("reading the stored object: %w", err)
 		}
-		if was, ok := old.Annotations[CreatedByAnnotation]; ok {
-			if annotations == nil {
-				annotations = map[string]string{}
+		for _, key := range []string{proof.CreatedByAnnotation, proof.OwnerAnnotation} {
+			if was, ok := old.Annotations[key]; ok {
+				annotations[key] = was
+			} else {
+				delete(annotations, key)
 			}
-			annotations[CreatedByAnnotation] = was
-		} else {
-			delete(annotations, CreatedByAnnotation)
 		}
 	default:
 		return nil
@@ -159,6 +178,9 @@ type validator[T client.Object] struct {
 	gk   schema.GroupKind
 	// reviews creates SubjectAccessReviews.
 	reviews client.Client
+	// reader reads objects a spec names (a claim, to see whose it is).
+	reader client.Reader
+	proof  *proof.Keyring
 }
 
 func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
@@ -168,7 +190,7 @@ func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warn
 		errs = append(errs, v.kind.Transition(none, obj)...)
 	}
 	if len(errs) == 0 {
-		errs = v.secretAccess(ctx, obj, nil)
+		errs = v.access(ctx, obj, false)
 	}
 	return nil, Invalid(v.gk, obj, errs)
 }
@@ -184,65 +206,35 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 		errs = append(errs, v.kind.Transition(oldObj, newObj)...)
 	}
 	if len(errs) == 0 {
-		errs = v.secretAccess(ctx, newObj, v.kind.Secrets(oldObj))
+		errs = v.access(ctx, newObj, v.kind.onlyHarmless(oldObj, newObj))
 	}
 	return nil, Invalid(v.gk, newObj, errs)
-}
-
-// secretAccess refuses every Secret obj names that the requester may not
-// get: whoever creates or changes an object may only make the operator use
-// what they could use themselves. A reference that was already there
-// (before, on an update) is not asked about again.
-func (v validator[T]) secretAccess(ctx context.Context, obj T, before []validation.SecretRef) field.ErrorList {
-	req, err := admission.RequestFromContext(ctx)
-	if err != nil || v.reviews == nil {
-		return nil // not an admission request (a unit test): nobody to ask about
-	}
-	had := map[string]bool{}
-	for _, r := range before {
-		had[r.Path.String()+"="+r.Name] = true
-	}
-	user := req.UserInfo
-	extra := map[string]authorizationv1.ExtraValue{}
-	for k, v := range user.Extra {
-		extra[k] = authorizationv1.ExtraValue(v)
-	}
-	var errs field.ErrorList
-	allowed := map[string]bool{}
-	for _, ref := range v.kind.Secrets(obj) {
-		if ref.Name == "" || had[ref.Path.String()+"="+ref.Name] {
-			continue
-		}
-		ok, seen := allowed[ref.Name]
-		if !seen {
-			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: user.Username, Groups: user.Groups, UID: user.UID, Extra: extra,
-				ResourceAttributes: &authorizationv1.ResourceAttributes{
-					Namespace: obj.GetNamespace(), Verb: "get", Resource: "secrets", Name: ref.Name,
-				},
-			}}
-			if err := v.reviews.Create(ctx, sar); err != nil {
-				errs = append(errs, field.InternalError(ref.Path, fmt.Errorf("asking whether %s may get Secret %s: %w", user.Username, ref.Name, err)))
-				continue
-			}
-			ok = sar.Status.Allowed
-			allowed[ref.Name] = ok
-		}
-		if !ok {
-			errs = append(errs, field.Forbidden(ref.Path, fmt.Sprintf(
-				"%s may not get the Secret %s in %s, so may not have kubeforge use it", user.Username, ref.Name, obj.GetNamespace())))
-		}
-	}
-	return errs
 }
 
 // MetadataOnly reports whether an update leaves the spec as it was (after
 // the defaults the mutating webhook fills in), changing only metadata.
 func (k Kind[T]) MetadataOnly(oldObj, newObj T) bool {
-	was := oldObj.DeepCopyObject().(T)
+	return k.sameSpec(oldObj, newObj, nil)
+}
+
+// onlyHarmless reports whether an update changes nothing in the spec but
+// the fields Harmless clears.
+func (k Kind[T]) onlyHarmless(oldObj, newObj T) bool {
+	if k.Harmless == nil {
+		return k.MetadataOnly(oldObj, newObj)
+	}
+	return k.sameSpec(oldObj, newObj, k.Harmless)
+}
+
+func (k Kind[T]) sameSpec(oldObj, newObj T, clear func(T)) bool {
+	was, is := oldObj.DeepCopyObject().(T), newObj.DeepCopyObject().(T)
 	k.Default(was)
+	if clear != nil {
+		clear(was)
+		clear(is)
+	}
 	a, errA := runtime.DefaultUnstructuredConverter.ToUnstructured(was)
-	b, errB := runtime.DefaultUnstructuredConverter.ToUnstructured(newObj)
+	b, errB := runtime.DefaultUnstructuredConverter.ToUnstructured(is)
 	return errA == nil && errB == nil && equality.Semantic.DeepEqual(a["spec"], b["spec"])
 }
 

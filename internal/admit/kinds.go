@@ -28,16 +28,45 @@ import (
 
 // The admission rules of every kubeforge kind: the defaults live with the
 // API, the rules in internal/validation; this table joins them once for
-// the webhooks (Register) and the reconcilers (Prepare).
+// the webhooks (Register) and the reconcilers (Prepare). What each spec
+// references is found by one walker (validation.References), for every
+// kind alike.
 var (
-	PodSet            = kind(appsv1alpha1.GroupVersion, "PodSet", appsv1alpha1.DefaultPodSet, validation.PodSet, validation.PodSetUpdate, validation.PodSetSecrets)
-	Platform          = kind(appsv1alpha1.GroupVersion, "Platform", appsv1alpha1.DefaultPlatform, validation.Platform, validation.PlatformUpdate, validation.PlatformSecrets)
-	Balancer          = kind(networkingv1alpha1.GroupVersion, "Balancer", networkingv1alpha1.DefaultBalancer, validation.Balancer, validation.BalancerUpdate, validation.BalancerSecrets)
-	Workspace         = kind(idev1alpha1.GroupVersion, "Workspace", idev1alpha1.DefaultWorkspace, validation.Workspace, validation.WorkspaceUpdate, validation.WorkspaceSecrets)
-	KubernetesCluster = kind(clusterv1alpha1.GroupVersion, "KubernetesCluster", clusterv1alpha1.DefaultKubernetesCluster, validation.KubernetesCluster, validation.KubernetesClusterUpdate, validation.KubernetesClusterSecrets)
+	PodSet = kind(appsv1alpha1.GroupVersion, "PodSet", appsv1alpha1.DefaultPodSet, validation.PodSet, validation.PodSetUpdate,
+		func(ps *appsv1alpha1.PodSet) { ps.Spec.Replicas = nil })
+	Platform = kind(appsv1alpha1.GroupVersion, "Platform", appsv1alpha1.DefaultPlatform, validation.Platform, validation.PlatformUpdate,
+		func(p *appsv1alpha1.Platform) {
+			for i := range p.Spec.Components {
+				p.Spec.Components[i].Replicas = nil
+			}
+		})
+	Balancer = kind(networkingv1alpha1.GroupVersion, "Balancer", networkingv1alpha1.DefaultBalancer, validation.Balancer, validation.BalancerUpdate,
+		func(b *networkingv1alpha1.Balancer) { b.Spec.Replicas = nil })
+	Workspace = kind(idev1alpha1.GroupVersion, "Workspace", idev1alpha1.DefaultWorkspace, validation.Workspace, validation.WorkspaceUpdate,
+		func(ws *idev1alpha1.Workspace) { ws.Spec.Started = nil })
+	KubernetesCluster = kind(clusterv1alpha1.GroupVersion, "KubernetesCluster", clusterv1alpha1.DefaultKubernetesCluster,
+		validation.KubernetesCluster, validation.KubernetesClusterUpdate,
+		func(kc *clusterv1alpha1.KubernetesCluster) { kc.Spec.Paused = false })
 )
 
 func kind[T client.Object](gv schema.GroupVersion, name string, def func(T), create func(T) field.ErrorList, update func(T, T) field.ErrorList,
-	secrets func(T) []validation.SecretRef) Kind[T] {
-	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update, Secrets: secrets}
+	harmless func(T)) Kind[T] {
+	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update, Harmless: harmless}
+}
+
+// WorkspaceWith is Workspace with the administrator's policy: the Ingress
+// hosts and issuers it allows, and whether an IDE without a password may
+// have an Ingress. The webhook and the reconciler both apply it.
+func WorkspaceWith(pol validation.Policy) Kind[*idev1alpha1.Workspace] {
+	return Workspace.With(func(ws *idev1alpha1.Workspace) field.ErrorList {
+		return append(pol.Rules(ws.Spec, field.NewPath("spec")), validation.WorkspaceAnonymousIngress(ws, pol.AnonymousIngress)...)
+	})
+}
+
+// PlatformWith is Platform with the administrator's policy: the Ingress
+// hosts and issuers it allows.
+func PlatformWith(pol validation.Policy) Kind[*appsv1alpha1.Platform] {
+	return Platform.With(func(p *appsv1alpha1.Platform) field.ErrorList {
+		return pol.Rules(p.Spec, field.NewPath("spec"))
+	})
 }

@@ -15,12 +15,15 @@
 package apiserver
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net/http"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -67,8 +70,13 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := types.NamespacedName{Namespace: ns, Name: clusterv1alpha1.CallbackSecretName(kc, id)}
-	cached := &corev1.Secret{}
-	if err := s.Cache.Get(r.Context(), key, cached); err != nil || !tokenMatches(cached, token) {
+	// Only the Secret the operator made counts (its seal): one planted
+	// under the name carries a token its planter knows. The token is
+	// checked first against the hash in the Secret's metadata, which the
+	// cache holds, so a refusal costs the API server nothing.
+	cached := &metav1.PartialObjectMetadata{}
+	cached.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := s.Cache.Get(r.Context(), key, cached); err != nil || !s.Owns(kc, cached) || !tokenHashMatches(cached, token) {
 		writeError(w, refused)
 		return
 	}
@@ -85,19 +93,16 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	if len(req.Message) > 1024 {
 		req.Message = req.Message[:1024]
 	}
-	// The token is right: read fresh (the cache may not have seen it spent
-	// yet), and mark it spent with the version read, so that two calls with
-	// one token cannot both pass.
+	// The token is right: read the Secret fresh (kubeforge never caches
+	// Secrets' content; the cache may not have seen it spent yet), and
+	// mark it spent with the version read, so that two calls with one
+	// token cannot both pass.
 	secret := &corev1.Secret{}
-	if err := s.APIReader.Get(r.Context(), key, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			writeError(w, refused)
+	if err := s.APIReader.Get(r.Context(), key, secret); err != nil || !s.Owns(kc, secret) || !tokenMatches(secret, token) {
+		if err != nil && !apierrors.IsNotFound(err) {
+			writeError(w, err)
 			return
 		}
-		writeError(w, err)
-		return
-	}
-	if !tokenMatches(secret, token) {
 		writeError(w, refused)
 		return
 	}
@@ -127,6 +132,13 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 // tokenMatches is whether secret holds token, unspent.
+func tokenHashMatches(secret *metav1.PartialObjectMetadata, token string) bool {
+	sum := sha256.Sum256([]byte(token))
+	want := secret.Annotations[clusterv1alpha1.CallbackTokenHashAnnotation]
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(hex.EncodeToString(sum[:]))) == 1 &&
+		secret.Annotations[CallbackUsedAnnotation] == ""
+}
+
 func tokenMatches(secret *corev1.Secret, token string) bool {
 	want := secret.Data[clusterv1alpha1.CallbackTokenKey]
 	return len(want) > 0 && subtle.ConstantTimeCompare(want, []byte(token)) == 1 && secret.Annotations[CallbackUsedAnnotation] == ""

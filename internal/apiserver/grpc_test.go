@@ -39,9 +39,9 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/workspace"
-	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
 func ideClient() (idev1.CloudIdeServiceClient, *grpc.ClientConn) {
@@ -179,6 +179,7 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		pod.Spec.NodeName = "node-2"
 		Expect(controllerutil.SetControllerReference(ws, pod, k8sClient.Scheme())).To(Succeed())
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		sealAs(ws, pod)
 		ready := func(p *corev1.Pod) {
 			p.Status.PodIP = "10.9.8.7"
 			p.Status.Phase = corev1.PodRunning
@@ -198,6 +199,7 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 		pod.Spec.NodeName = "node-2"
 		Expect(controllerutil.SetControllerReference(ws, pod, k8sClient.Scheme())).To(Succeed())
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		sealAs(ws, pod)
 		Consistently(done, "1s").ShouldNot(Receive(), "not Ready yet")
 		ready(pod)
 		var info *idev1.PodSpaceInfo
@@ -291,7 +293,7 @@ var _ = Describe("gRPC API for Workspaces", Ordered, func() {
 
 		ws := &idev1alpha1.Workspace{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "ide", Name: "held"}, ws)).To(Succeed())
-		Expect(ws.Annotations).To(HaveKeyWithValue(admit.CreatedByAnnotation, "system:serviceaccount:ide:greedy"))
+		Expect(ws.Annotations).To(HaveKeyWithValue(proof.CreatedByAnnotation, "system:serviceaccount:ide:greedy"))
 	})
 
 	It("should serve 200 concurrent waits and leave no goroutine behind, returned or abandoned", func() {

@@ -28,7 +28,7 @@ import (
 // with the caller's RBAC, the admission webhooks see the caller (so a
 // Secret the caller may not read is refused, as it is for kubectl), the
 // audit log names the caller (as impersonatedUser), and the webhook
-// records the caller on the object (admit.CreatedByAnnotation).
+// records the caller on the object (proof.CreatedByAnnotation).
 //
 // The operator holds constrained impersonation (Kubernetes 1.36+, beta,
 // on by default): it may impersonate a user only to create, update, patch

@@ -56,6 +56,8 @@ func (s *Server) restMux() http.Handler {
 	// Reading an installer's log is reading a pod's log.
 	mux.Handle("GET "+base+"/{name}/logs", s.authed("get", "log", s.logs))
 	mux.Handle("POST "+base+"/{name}/operations/{id}/callback", s.timed(http.HandlerFunc(s.callback)))
+	// Authorised in the handler: what it asks depends on the body.
+	mux.Handle("POST /api/v1/namespaces/{ns}/handbacks", s.timed(http.HandlerFunc(s.handBack)))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, newError(http.StatusNotFound, "NotFound", "no route %s %s; see /openapi.json", r.Method, r.URL.Path))
 	})

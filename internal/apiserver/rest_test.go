@@ -30,8 +30,10 @@ import (
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
-	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
+	"github.com/kubeforge/kubeforge/internal/proof"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // call sends a request and returns the status code and the body.
@@ -144,19 +146,19 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		Expect(code).To(Equal(http.StatusCreated), string(body))
 		kc := &clusterv1alpha1.KubernetesCluster{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "credited"}, kc)).To(Succeed())
-		Expect(kc.Annotations).To(HaveKeyWithValue(admit.CreatedByAnnotation, "system:serviceaccount:team-a:admin"))
+		Expect(kc.Annotations).To(HaveKeyWithValue(proof.CreatedByAnnotation, "system:serviceaccount:team-a:admin"))
 
 		// Recorded by the webhook, not taken from the request: neither set
 		// at create nor changed later by hand.
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "credited"}, kc)).To(Succeed())
-		kc.Annotations[admit.CreatedByAnnotation] = "someone-else"
+		kc.Annotations[proof.CreatedByAnnotation] = "someone-else"
 		Expect(k8sClient.Update(ctx, kc)).To(Succeed())
-		Expect(kc.Annotations).To(HaveKeyWithValue(admit.CreatedByAnnotation, "system:serviceaccount:team-a:admin"))
+		Expect(kc.Annotations).To(HaveKeyWithValue(proof.CreatedByAnnotation, "system:serviceaccount:team-a:admin"))
 		forged := &clusterv1alpha1.KubernetesCluster{}
 		Expect(json.Unmarshal([]byte(`{"metadata":{"namespace":"team-a","name":"forged","annotations":{"kubeforge.io/created-by":"someone-else"}},"spec":`+clusterSpec+`}`), forged)).To(Succeed())
 		Expect(k8sClient.Create(ctx, forged)).To(Succeed())
-		Expect(forged.Annotations[admit.CreatedByAnnotation]).NotTo(Equal("someone-else"))
-		Expect(forged.Annotations[admit.CreatedByAnnotation]).NotTo(BeEmpty())
+		Expect(forged.Annotations[proof.CreatedByAnnotation]).NotTo(Equal("someone-else"))
+		Expect(forged.Annotations[proof.CreatedByAnnotation]).NotTo(BeEmpty())
 	})
 
 	It("should refuse what the caller's RBAC does not allow (403), with the reason, and other namespaces", func() {
@@ -232,8 +234,8 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		kc.Status.CurrentOperation = op.ID
 		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
 		secret := kubernetescluster.CallbackSecret(kc, op, "the-right-token", "", nil)
-		secret.Annotations = nil
 		Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+		sealFor(kc, secret)
 		url := path("team-a", "cb", "operations", "create-2", "callback")
 
 		// The manager's cache has seen the operation and its Secret.
@@ -280,6 +282,7 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
 		old := kubernetescluster.CallbackSecret(kc, clusterv1alpha1.Operation{ID: "create-9"}, "old-token", "", nil)
 		Expect(k8sClient.Create(ctx, old)).To(Succeed())
+		sealFor(kc, old)
 		Consistently(func() int {
 			code, _ := call("POST", path("team-a", "cb", "operations", "create-9", "callback"), "old-token", `{"result":"failed"}`)
 			return code
@@ -291,6 +294,50 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		Expect(got.Annotations).To(HaveKeyWithValue(apiserver.CallbackMessageAnnotation, "all hosts up"))
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "cb"}, kc)).To(Succeed())
 		Expect(kc.Status.Operations[0].Result).To(Equal(clusterv1alpha1.ResultRunning), "the Job stays authoritative")
+	})
+
+	It("should refuse a callback whose token is right but whose Secret kubeforge did not make", func() {
+		code, body := call("POST", path("team-a"), admin, `{"name":"planted","spec":`+clusterSpec+`}`)
+		Expect(code).To(Equal(http.StatusCreated), string(body))
+		kc := &clusterv1alpha1.KubernetesCluster{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: "team-a", Name: "planted"}, kc)).To(Succeed())
+		op := clusterv1alpha1.Operation{ID: "create-2", Type: clusterv1alpha1.OpCreate, JobName: "planted-create-2", Result: clusterv1alpha1.ResultRunning}
+		kc.Status.Operations = []clusterv1alpha1.Operation{op}
+		kc.Status.CurrentOperation = op.ID
+		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
+		// Planted with everything kubeforge's has, but no seal.
+		Expect(k8sClient.Create(ctx, kubernetescluster.CallbackSecret(kc, op, "the-planters-token", "", nil))).To(Succeed())
+		Consistently(func() int {
+			code, _ := call("POST", path("team-a", "planted", "operations", "create-2", "callback"), "the-planters-token", `{"result":"succeeded"}`)
+			return code
+		}, "2s").Should(Equal(http.StatusUnauthorized))
+	})
+
+	It("should hand back only an object retained before ownership proofs, to a caller allowed to read it and update the owner", func() {
+		url := baseURL + "/api/v1/namespaces/team-a/handbacks"
+		body := `{"kind":"Secret","name":"kept","owner":{"kind":"Workspace","name":"w"}}`
+		code, resp := call("POST", url, "", body)
+		Expect(code).To(Equal(http.StatusUnauthorized), string(resp))
+		code, resp = call("POST", url, admin, `{"kind":"ConfigMap","name":"kept","owner":{"kind":"Workspace","name":"w"}}`)
+		Expect(code).To(Equal(http.StatusUnprocessableEntity), string(resp))
+		By("a caller who may not read the Secret, or not update the owner")
+		nobody := caller("team-a", "nobody")
+		code, resp = call("POST", url, nobody, body)
+		Expect(code).To(Equal(http.StatusForbidden), string(resp))
+		Expect(apiError(resp).Message).To(ContainSubstring("get secrets"))
+		readsOnly := caller("team-a", "secret-reader", rule("", "secrets", "get"))
+		code, resp = call("POST", url, readsOnly, body)
+		Expect(code).To(Equal(http.StatusForbidden), string(resp))
+		Expect(apiError(resp).Message).To(ContainSubstring("update workspaces"))
+		keeper := caller("team-a", "keeper", rule("", "secrets", "get"), rule("ide.kubeforge.io", "workspaces", "update"))
+		code, resp = call("POST", url, keeper, body)
+		Expect(code).To(Equal(http.StatusNotFound), string(resp))
+		// Made now, after the ownership key: not one to hand back.
+		Expect(k8sClient.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "team-a",
+			Annotations: map[string]string{"kubeforge.io/retain-on-delete": "true"}}})).To(Succeed())
+		code, resp = call("POST", url, keeper, body)
+		Expect(code).To(Equal(http.StatusConflict), string(resp))
+		Expect(apiError(resp).Message).To(ContainSubstring("not an object retained by a kubeforge version before ownership proofs"))
 	})
 
 	It("should describe every route in /openapi.json", func() {
@@ -306,6 +353,7 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		for p, methods := range map[string][]string{
 			base: {"post", "get"}, base + "/{name}": {"get", "delete"}, base + "/{name}/scaleup": {"post"},
 			base + "/{name}/scaledown": {"post"}, base + "/{name}/logs": {"get"}, base + "/{name}/operations/{id}/callback": {"post"},
+			"/api/v1/namespaces/{ns}/handbacks": {"post"},
 		} {
 			Expect(doc.Paths).To(HaveKey(p))
 			for _, m := range methods {
@@ -317,3 +365,24 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		Expect(apiError(body).Message).To(ContainSubstring("/openapi.json"))
 	})
 })
+
+// sealFor seals secret as the operator's for kc, as the KubernetesCluster
+// controller's engine does for the callback Secrets it makes.
+func sealFor(kc *clusterv1alpha1.KubernetesCluster, secret *corev1.Secret) { sealAs(kc, secret) }
+
+// sealAs seals obj as made for owner, as a controller's engine does for
+// what it creates.
+func sealAs(owner, obj client.Object) {
+	GinkgoHelper()
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	gvk, err := apiutil.GVKForObject(obj, k8sClient.Scheme())
+	Expect(err).NotTo(HaveOccurred())
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[proof.Annotation] = env.Proof.Seal(proof.Object{GroupKind: gvk.GroupKind(),
+		Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())}, proof.Owner(string(owner.GetUID())))
+	obj.SetAnnotations(a)
+	Expect(k8sClient.Update(ctx, obj)).To(Succeed())
+}

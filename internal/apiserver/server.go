@@ -46,6 +46,7 @@ import (
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
 	"github.com/kubeforge/kubeforge/internal/apiserver/seedpb"
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
 // MaxBodyBytes is the largest request body the REST API reads, and the
@@ -90,6 +91,12 @@ type Server struct {
 	// it, without waiting for the controller's status write. The manager
 	// wires it in, so that this package does not import the controllers.
 	WorkspaceStatus func(*idev1alpha1.Workspace, *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool)
+	// Owns reports whether obj is proven to be owner's (the engine's
+	// seal, package proof): what the API relies on that the operator
+	// made, such as an installer's callback Secret.
+	Owns func(owner, obj client.Object) bool
+	// Proof seals an object a hand-back gives to an owner (handback.go).
+	Proof *proof.Keyring
 	// MaxWaitsPerCaller and MaxStreamsPerCaller bound the create-and-wait
 	// calls and the followed log streams one caller (user name) may hold
 	// open at once; past them a call is refused (429, RESOURCE_EXHAUSTED)

@@ -41,6 +41,7 @@ import (
 
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
+	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 	clusterwebhooks "github.com/kubeforge/kubeforge/webhooks/cluster/v1alpha1"
 	idewebhooks "github.com/kubeforge/kubeforge/webhooks/ide/v1alpha1"
@@ -91,6 +92,7 @@ func TestAPIServer(t *testing.T) {
 			Expect(c.WaitForCacheSync(ctx)).To(BeTrue())
 
 			logs = fake.NewClientset()
+			proofs := &engine.Engine{Scheme: env.Scheme, Proof: env.Proof}
 			srv := &apiserver.Server{
 				Addr: "127.0.0.1:0", Client: operator, APIReader: operator, Cache: c, Clientset: logs,
 				// As in the manager: the clients acting as callers share the
@@ -99,7 +101,9 @@ func TestAPIServer(t *testing.T) {
 				// Every caller of the suite comes from 127.0.0.1.
 				Auth:           &apiserver.Auth{Client: operator, TTL: 5 * time.Second, ReviewBurst: 1000},
 				HandlerTimeout: 10 * time.Second, WaitTimeout: time.Minute,
-				WorkspaceStatus:   workspace.StatusWith,
+				WorkspaceStatus:   workspace.StatusWith(proofs.Owns),
+				Owns:              proofs.Owns,
+				Proof:             env.Proof,
 				MaxWaitsPerCaller: maxWaits,
 			}
 			a, err := srv.Listen()

@@ -43,6 +43,8 @@ var Rules = []Rule{
 		Why: "workload status is shared by every kind and knows none"},
 	{From: "internal/conditions", Not: []string{"controllers/", "webhooks/", "internal/"},
 		Why: "conditions are a leaf helper"},
+	{From: "internal/proof", Not: []string{"controllers/", "webhooks/", "internal/", "api/", "cmd/"},
+		Why: "the proof of ownership is a leaf: it knows no kind, and what it proves does not depend on who asks"},
 	{From: "controllers/", Not: []string{"webhooks/", "internal/apiserver", "cmd/"},
 		Why: "controllers run the rules from internal/admit; front doors are not theirs to call"},
 	{From: "webhooks/", Not: []string{"controllers/", "internal/apiserver", "cmd/"},

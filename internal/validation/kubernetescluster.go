@@ -112,6 +112,40 @@ func KubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) field.ErrorList {
 	return errs
 }
 
+// KubernetesClusterTransition are the rules a new cluster, or a change of
+// what they look at, must pass, while clusters stored before them stay
+// valid: the installer's version range, and no tenant value the inventory
+// carries that looks like a template (the inventory writer also passes
+// every such value to Ansible as !unsafe text, so a value stored before
+// this rule is never templated either) or an SSH user that is not a POSIX
+// login name.
+func KubernetesClusterTransition(oldKC, newKC *clusterv1alpha1.KubernetesCluster) field.ErrorList {
+	errs := InstallerVersion(oldKC, newKC)
+	spec := field.NewPath("spec")
+	if oldKC == nil || !maps.Equal(oldKC.Spec.Installer.ExtraVars, newKC.Spec.Installer.ExtraVars) {
+		for _, name := range slices.Sorted(maps.Keys(newKC.Spec.Installer.ExtraVars)) {
+			if v := newKC.Spec.Installer.ExtraVars[name]; HasTemplate(v) {
+				errs = append(errs, field.Invalid(spec.Child("installer", "extraVars").Key(name), v,
+					"must not contain {{, {% or {#: Ansible would run it as a Jinja template"))
+			}
+		}
+	}
+	if u := newKC.Spec.SSHSecretRef.User; u != "" && (oldKC == nil || oldKC.Spec.SSHSecretRef.User != u) && !posixLogin.MatchString(u) {
+		errs = append(errs, field.Invalid(spec.Child("sshSecretRef", "user"), u,
+			"must be a POSIX login name: up to 32 lower-case letters, digits, _ and -, starting with a letter or _"))
+	}
+	return errs
+}
+
+// HasTemplate reports whether s holds a Jinja delimiter.
+func HasTemplate(s string) bool {
+	return strings.Contains(s, "{{") || strings.Contains(s, "{%") || strings.Contains(s, "{#")
+}
+
+// posixLogin is a portable login name (POSIX's portable filename set as
+// useradd checks it).
+var posixLogin = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+
 // InstallerVersion refuses a spec.version that the installer image
 // cannot install, when the image is one of clusterv1alpha1.InstallerReleases
 // (the default). It is a transition rule: it applies to a new cluster, and

@@ -16,6 +16,7 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path"
 	"regexp"
@@ -516,6 +517,37 @@ func validateUpgradePolicy(p *appsv1alpha1.Platform) field.ErrorList {
 	}
 	if d := p.Spec.UpgradePolicy.ProgressDeadlineSeconds; d != nil && (*d < 10 || *d > 86400) {
 		errs = append(errs, field.Invalid(up.Child("progressDeadlineSeconds"), *d, "must be between 10 and 86400"))
+	}
+	return errs
+}
+
+// PlatformTransition are the rules a new Platform, or a change of what
+// they look at, must pass, while Platforms stored before them stay valid:
+// no Ingress annotation of kubeforge's own (kubeforge.io/*) or that runs as
+// the shared ingress controller's configuration (*snippet*). The Ingress
+// builder drops such annotations of stored Platforms.
+func PlatformTransition(oldP, newP *appsv1alpha1.Platform) field.ErrorList {
+	var errs field.ErrorList
+	was := map[string]map[string]string{}
+	if oldP != nil {
+		for _, c := range oldP.Spec.Components {
+			if c.Ingress != nil {
+				was[c.Name] = c.Ingress.Annotations
+			}
+		}
+	}
+	for i, c := range newP.Spec.Components {
+		if c.Ingress == nil {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(c.Ingress.Annotations)) {
+			if why := ForbiddenIngressAnnotation(k); why != "" {
+				if old, ok := was[c.Name][k]; ok && old == c.Ingress.Annotations[k] {
+					continue
+				}
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "components").Index(i).Child("ingress", "annotations").Key(k), why))
+			}
+		}
 	}
 	return errs
 }

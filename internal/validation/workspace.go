@@ -157,3 +157,15 @@ func WorkspaceUpdate(oldWS, newWS *idev1alpha1.Workspace) field.ErrorList {
 	}
 	return errs
 }
+
+// WorkspaceAnonymousIngress refuses an Ingress to an IDE that asks for no
+// password (auth.mode None) unless the administrator allows it
+// (--workspace-allow-anonymous-ingress): anyone who reaches the host
+// would get a shell in the Workspace.
+func WorkspaceAnonymousIngress(ws *idev1alpha1.Workspace, allowed bool) field.ErrorList {
+	if allowed || ws.Spec.Ingress == nil || ws.Spec.Auth.Mode != idev1alpha1.AuthNone {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "ingress"),
+		"an IDE with auth.mode None gets no Ingress unless the administrator allows it (--workspace-allow-anonymous-ingress)")}
+}

@@ -39,8 +39,8 @@ import (
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
-	kfadmit "github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver/idev1"
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
 const apiNS = "e2e-api"
@@ -108,7 +108,7 @@ var _ = Describe("API server", Ordered, Label("api"), func() {
 		// Made as the caller, not as the operator.
 		kc := &clusterv1alpha1.KubernetesCluster{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: apiNS, Name: "portal"}, kc)).To(Succeed())
-		Expect(kc.Annotations).To(HaveKeyWithValue(kfadmit.CreatedByAnnotation, "system:serviceaccount:"+apiNS+":portal"))
+		Expect(kc.Annotations).To(HaveKeyWithValue(proof.CreatedByAnnotation, "system:serviceaccount:"+apiNS+":portal"))
 	})
 
 	It("should create a Workspace over gRPC and return once it is Running", func() {
@@ -131,6 +131,6 @@ var _ = Describe("API server", Ordered, Label("api"), func() {
 		GinkgoWriter.Printf("create-and-wait returned after %s\n", time.Since(start).Round(10*time.Millisecond))
 		ws := &idev1alpha1.Workspace{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: apiNS, Name: "bob"}, ws)).To(Succeed())
-		Expect(ws.Annotations).To(HaveKeyWithValue(kfadmit.CreatedByAnnotation, "system:serviceaccount:"+apiNS+":portal"))
+		Expect(ws.Annotations).To(HaveKeyWithValue(proof.CreatedByAnnotation, "system:serviceaccount:"+apiNS+":portal"))
 	})
 })

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+	"text/template/parse"
 )
 
 // MaxRenderedConfig bounds what one config template may produce (a
@@ -123,6 +124,9 @@ func RenderConfigFile(f ConfigFacts, name, content string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := checkTemplate(t, f); err != nil {
+		return "", err
+	}
 	var out limitedBuffer
 	if err := t.Execute(&out, f); err != nil {
 		return "", err
@@ -153,6 +157,166 @@ func RenderConfig(p *Platform, c *PlatformComponent, version string) (files map[
 }
 
 var errTooLarge = errors.New("renders to more than 1 MiB")
+
+// A config template is bounded by construction, in time and in memory,
+// before it runs: Go's template execution cannot be interrupted, so a
+// timeout would bound nothing. checkTemplate refuses, by the parse tree:
+//
+//   - define, block and template (recursion, and work that grows with each
+//     nested call);
+//   - every function but service, index, len, eq, ne, lt, le, gt, ge,
+//     and, or and not: none of these builds a value larger than the facts
+//     it is given (printf with a width, print and the escapers do);
+//   - range over anything but the facts' own collections (a field, or
+//     index of one): never over a number;
+//   - a template whose steps, counting each range as its body times the
+//     largest collection in the facts, exceed MaxTemplateSteps.
+//
+// Output stays limited to MaxRenderedConfig.
+
+// MaxTemplateSteps bounds the work of one config template.
+const MaxTemplateSteps = 100000
+
+var templateFuncs = map[string]bool{"service": true, "index": true, "len": true, "eq": true, "ne": true, "lt": true,
+	"le": true, "gt": true, "ge": true, "and": true, "or": true, "not": true}
+
+func checkTemplate(t *template.Template, f ConfigFacts) error {
+	if len(t.Templates()) > 1 {
+		return errors.New("define and block are not allowed in config templates")
+	}
+	largest := len(f.Values)
+	if len(f.Components) > largest {
+		largest = len(f.Components)
+	}
+	for _, c := range f.Components {
+		if len(c.Ports) > largest {
+			largest = len(c.Ports)
+		}
+	}
+	steps, err := listCost(t.Tree.Root, largest+1)
+	if err != nil {
+		return err
+	}
+	if steps > MaxTemplateSteps {
+		return fmt.Errorf("would take up to %d steps to render, more than %d: fewer or shallower range loops", steps, MaxTemplateSteps)
+	}
+	return nil
+}
+
+// listCost is the most steps a list of nodes takes, each range counting
+// its body n times; capped well above MaxTemplateSteps so it cannot overflow.
+func listCost(l *parse.ListNode, n int) (int, error) {
+	if l == nil {
+		return 0, nil
+	}
+	total := 0
+	for _, node := range l.Nodes {
+		c, err := nodeCost(node, n)
+		if err != nil {
+			return 0, err
+		}
+		total = min(total+c, 2*MaxTemplateSteps)
+	}
+	return total, nil
+}
+
+func nodeCost(node parse.Node, n int) (int, error) {
+	switch x := node.(type) {
+	case *parse.TextNode, *parse.CommentNode, *parse.BreakNode, *parse.ContinueNode:
+		return 1, nil
+	case *parse.ActionNode:
+		return pipeCost(x.Pipe)
+	case *parse.IfNode:
+		return branchCost(&x.BranchNode, n, 1)
+	case *parse.WithNode:
+		return branchCost(&x.BranchNode, n, 1)
+	case *parse.RangeNode:
+		if err := checkRangeOver(x.Pipe); err != nil {
+			return 0, err
+		}
+		return branchCost(&x.BranchNode, n, n)
+	case *parse.TemplateNode:
+		return 0, errors.New("template calls are not allowed in config templates")
+	default:
+		return 0, fmt.Errorf("%s is not allowed in config templates", node)
+	}
+}
+
+func branchCost(b *parse.BranchNode, n, times int) (int, error) {
+	p, err := pipeCost(b.Pipe)
+	if err != nil {
+		return 0, err
+	}
+	body, err := listCost(b.List, n)
+	if err != nil {
+		return 0, err
+	}
+	other, err := listCost(b.ElseList, n)
+	if err != nil {
+		return 0, err
+	}
+	return min(p+times*(1+body)+other, 2*MaxTemplateSteps), nil
+}
+
+// pipeCost checks a pipeline's functions and counts its nodes.
+func pipeCost(p *parse.PipeNode) (int, error) {
+	if p == nil {
+		return 0, nil
+	}
+	total := 1
+	for _, cmd := range p.Cmds {
+		for _, arg := range cmd.Args {
+			switch a := arg.(type) {
+			case *parse.IdentifierNode:
+				if !templateFuncs[a.Ident] {
+					return 0, fmt.Errorf("the function %s is not allowed in config templates (allowed: service, index, len, "+
+						"eq, ne, lt, le, gt, ge, and, or, not)", a.Ident)
+				}
+			case *parse.PipeNode:
+				c, err := pipeCost(a)
+				if err != nil {
+					return 0, err
+				}
+				total += c
+			case *parse.ChainNode:
+				if inner, ok := a.Node.(*parse.PipeNode); ok {
+					c, err := pipeCost(inner)
+					if err != nil {
+						return 0, err
+					}
+					total += c
+				}
+			}
+			total++
+		}
+	}
+	return total, nil
+}
+
+// checkRangeOver allows a range only over the facts' collections: a field
+// (.Values, $.Components, (index .Components "db").Ports) or index of one.
+func checkRangeOver(p *parse.PipeNode) error {
+	bad := errors.New("range is allowed over the facts' own collections only (.Values, .Components, a component's .Ports)")
+	if p == nil || len(p.Cmds) != 1 {
+		return bad
+	}
+	args := p.Cmds[0].Args
+	switch a := args[0].(type) {
+	case *parse.FieldNode:
+		return nil
+	case *parse.VariableNode:
+		if len(a.Ident) > 1 {
+			return nil // $.Values, $x.Ports: a field of a variable
+		}
+	case *parse.ChainNode:
+		return nil
+	case *parse.IdentifierNode:
+		if a.Ident == "index" {
+			return nil // an element of a collection: at most the facts' own
+		}
+	}
+	return bad
+}
 
 // limitedBuffer fails a write past MaxRenderedConfig, so a template that
 // loops cannot exhaust memory.

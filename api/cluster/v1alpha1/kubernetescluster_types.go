@@ -78,8 +78,11 @@ type SSHSecretReference struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	Name string `json:"name"`
-	// user the installer logs in as. Defaults to root.
-	// +kubebuilder:validation:MaxLength=64
+	// user the installer logs in as: a POSIX login name (lower-case
+	// letters, digits, _ and -, starting with a letter or _). Defaults to
+	// root.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z_][a-z0-9_-]*$`
 	// +optional
 	User string `json:"user,omitempty"`
 }

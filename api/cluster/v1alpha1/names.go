@@ -39,6 +39,11 @@ const (
 	// CallbackTokenKey holds the token with which the operation's
 	// installer may report to the API server, once.
 	CallbackTokenKey = "token"
+	// CallbackTokenHashAnnotation on the callback Secret holds the token's
+	// SHA-256 (hex): the API checks a token against the Secret's metadata,
+	// which its cache holds, and reads the Secret itself only for a token
+	// that matches.
+	CallbackTokenHashAnnotation = "cluster.kubeforge.io/callback-token-sha256"
 	// CallbackURLKey holds the URL it reports to, when the operator was
 	// told where its API is reachable.
 	CallbackURLKey = "url"

@@ -113,9 +113,19 @@ func ready(name string, n int32) {
 	}).Should(Succeed())
 }
 
+// scale patches a PodSet's replicas. Right after an install, Ready manager
+// Pods are not yet a routed webhook Service (kube-proxy programs its
+// endpoints a moment later): a patch refused for want of the webhook is
+// tried again, anything else fails at once.
 func scale(name string, n int32) {
-	_, err := kubectl("-n", workNS, "patch", "podset", name, "--type", "merge", "-p", `{"spec":{"replicas":`+strconv.Itoa(int(n))+`}}`)
-	Expect(err).NotTo(HaveOccurred())
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		_, err := kubectl("-n", workNS, "patch", "podset", name, "--type", "merge", "-p", `{"spec":{"replicas":`+strconv.Itoa(int(n))+`}}`)
+		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(err).NotTo(HaveOccurred())
+	}, "1m", "500ms").Should(Succeed())
 }
 
 var _ = Describe("Installed by OLM", Ordered, Label("olm"), func() {

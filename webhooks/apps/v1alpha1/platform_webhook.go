@@ -18,12 +18,15 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // +kubebuilder:webhook:path=/mutate-apps-kubeforge-io-v1alpha1-platform,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=platforms,verbs=create;update,versions=v1alpha1,name=mplatform-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 // +kubebuilder:webhook:path=/validate-apps-kubeforge-io-v1alpha1-platform,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=platforms,verbs=create;update,versions=v1alpha1,name=vplatform-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupPlatformWebhookWithManager serves the Platform webhooks.
-func SetupPlatformWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, admit.Platform)
+func SetupPlatformWebhookWithManager(mgr ctrl.Manager, opts admit.Options) error {
+	k := admit.PlatformWith(opts.Policy)
+	k.Transition = validation.PlatformTransition
+	return admit.Register(mgr, k, opts)
 }

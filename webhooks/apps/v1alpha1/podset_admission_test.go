@@ -26,7 +26,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func podSetJSON(name, spec string) *unstructured.Unstructured {
@@ -140,5 +145,78 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		err = erin.Create(suite.Ctx, p)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(causes(err)).To(ConsistOf("spec.database.adminSecretRef.name"))
+	})
+
+	It("should ask about every reference again when anything but replicas changes", func() {
+		made := podSetJSON("frank-edits", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+			"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
+		Expect(suite.Client.Create(suite.Ctx, made)).To(Succeed(), "the admin may read api-token")
+		frank, err := suite.Env.As(suite.Ctx, "frank", "default",
+			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"podsets"}, Verbs: []string{"get", "update", "patch"}})
+		Expect(err).NotTo(HaveOccurred())
+		err = frank.Patch(suite.Ctx, made.DeepCopy(), client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.example.com/exfiltrate:1"}]`)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name"))
+		Expect(frank.Patch(suite.Ctx, made.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)))).
+			To(Succeed(), "replicas is harmless")
+	})
+
+	It("should refuse a ServiceAccount, a CSI volume's Secret and a claim kubeforge made that the requester may not use", func() {
+		gina, err := suite.Env.As(suite.Ctx, "gina", "default", podSets,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}})
+		Expect(err).NotTo(HaveOccurred())
+		// A claim kubeforge made for a Workspace (sealed as the engine does).
+		home := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "someones-home", Namespace: "default"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+		Expect(suite.Client.Create(suite.Ctx, home)).To(Succeed())
+		home.Annotations = map[string]string{proof.Annotation: suite.Env.Proof.Seal(proof.Object{GroupKind: schema.GroupKind{Kind: "PersistentVolumeClaim"},
+			Namespace: "default", Name: home.Name, UID: string(home.UID)}, proof.Retained("Workspace/home/owner=alice/home"))}
+		Expect(suite.Client.Update(suite.Ctx, home)).To(Succeed())
+		err = gina.Create(suite.Ctx, podSetJSON("gina", `{"template":{"spec":{"serviceAccountName":"deployer",
+			"volumes":[{"name":"c","csi":{"driver":"secrets-store.csi.k8s.io","nodePublishSecretRef":{"name":"vault-token"}}},
+			           {"name":"h","persistentVolumeClaim":{"claimName":"someones-home"}}],
+			"containers":[{"name":"app","image":"nginx"}]}}}`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.template.spec.serviceAccountName", "spec.template.spec.volumes[0].csi.nodePublishSecretRef.name",
+			"spec.template.spec.volumes[1].persistentVolumeClaim.claimName"))
+	})
+
+	It("should refuse a Platform hook's Secret, an Ingress and a LoadBalancer the requester may not have", func() {
+		hank, err := suite.Env.As(suite.Ctx, "hank", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		p, err := testenv.Object("apps.kubeforge.io/v1alpha1", "Platform", "default", "hanks", `{"imageRepository":"r.example.com/a","version":"1",
+			"components":[{"name":"api","ports":[{"name":"http","port":8080}],"service":{"type":"LoadBalancer"},"ingress":{"host":"api.example.com"},
+			  "hooks":{"bootstrap":{"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"db-root","key":"p"}}}]}}}]}`)
+		Expect(err).NotTo(HaveOccurred())
+		err = hank.Create(suite.Ctx, p)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.components[0].hooks.bootstrap.env[0].valueFrom.secretKeyRef.name",
+			"spec.components[0].service.type", "spec.components[0].ingress.host"))
+	})
+
+	It("should record the requester as the owner, and a named owner only for a requester who may impersonate them", func() {
+		ivan, err := suite.Env.As(suite.Ctx, "ivan", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		mine := podSetJSON("ivans", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+		Expect(ivan.Create(suite.Ctx, mine)).To(Succeed())
+		Expect(mine.GetAnnotations()).To(And(HaveKeyWithValue(proof.OwnerAnnotation, "ivan"), HaveKeyWithValue(proof.CreatedByAnnotation, "ivan")))
+		theirs := podSetJSON("for-judy", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+		theirs.SetAnnotations(map[string]string{proof.OwnerAnnotation: "judy"})
+		err = ivan.Create(suite.Ctx, theirs.DeepCopy())
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("ivan may not impersonate judy"))
+		gitops, err := suite.Env.As(suite.Ctx, "gitops", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(suite.Client.Create(suite.Ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "impersonate-judy"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"users"}, ResourceNames: []string{"judy"}, Verbs: []string{"impersonate"}}}})).To(Succeed())
+		Expect(suite.Client.Create(suite.Ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gitops-judy"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "impersonate-judy"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "gitops"}}})).To(Succeed())
+		Eventually(func() error { return gitops.Create(suite.Ctx, theirs.DeepCopy()) }).Should(Succeed())
+		got := podSetJSON("for-judy", "{}")
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(got), got)).To(Succeed())
+		Expect(got.GetAnnotations()).To(And(HaveKeyWithValue(proof.OwnerAnnotation, "judy"), HaveKeyWithValue(proof.CreatedByAnnotation, "gitops")))
 	})
 })

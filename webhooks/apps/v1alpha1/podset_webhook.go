@@ -28,6 +28,6 @@ import (
 // +kubebuilder:webhook:path=/validate-apps-kubeforge-io-v1alpha1-podset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=podsets,verbs=create;update,versions=v1alpha1,name=vpodset-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupPodSetWebhookWithManager serves the PodSet webhooks.
-func SetupPodSetWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, admit.PodSet)
+func SetupPodSetWebhookWithManager(mgr ctrl.Manager, opts admit.Options) error {
+	return admit.Register(mgr, admit.PodSet, opts)
 }

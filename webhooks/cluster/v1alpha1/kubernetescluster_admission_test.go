@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
-	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -174,11 +174,11 @@ var _ = Describe("KubernetesCluster webhooks and the requester's rights", func()
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"daves-ssh"}, Verbs: []string{"get"}})
 		Expect(err).NotTo(HaveOccurred())
 		u := clusterJSON("daves-own", spec("daves-ssh"))
-		u.SetAnnotations(map[string]string{admit.CreatedByAnnotation: "alice"})
+		u.SetAnnotations(map[string]string{proof.CreatedByAnnotation: "alice"})
 		Expect(dave.Create(suite.Ctx, u)).To(Succeed())
-		Expect(u.GetAnnotations()).To(HaveKeyWithValue(admit.CreatedByAnnotation, "dave"), "not what the request said")
+		Expect(u.GetAnnotations()).To(HaveKeyWithValue(proof.CreatedByAnnotation, "dave"), "not what the request said")
 		Expect(patch(u, `[{"op":"replace","path":"/metadata/annotations/kubeforge.io~1created-by","value":"alice"}]`)).To(Succeed())
-		Expect(u.GetAnnotations()).To(HaveKeyWithValue(admit.CreatedByAnnotation, "dave"), "not changed by an update")
+		Expect(u.GetAnnotations()).To(HaveKeyWithValue(proof.CreatedByAnnotation, "dave"), "not changed by an update")
 	})
 
 	It("should let someone without the Secret change what does not name it", func() {

@@ -29,17 +29,14 @@ import (
 // +kubebuilder:webhook:path=/validate-cluster-kubeforge-io-v1alpha1-kubernetescluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;update,versions=v1alpha1,name=vkubernetescluster-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupKubernetesClusterWebhookWithManager serves the KubernetesCluster
-// webhooks with the default installer image policy.
-func SetupKubernetesClusterWebhookWithManager(mgr ctrl.Manager) error {
-	return KubernetesClusterWebhook(validation.DefaultInstallerImages)(mgr)
-}
-
-// KubernetesClusterWebhook serves the KubernetesCluster webhooks, refusing
-// installer images that images does not allow (--installer-images).
-func KubernetesClusterWebhook(images validation.ImagePolicy) func(ctrl.Manager) error {
-	return func(mgr ctrl.Manager) error {
-		k := admit.KubernetesCluster.With(validation.InstallerImages(images))
-		k.Transition = validation.InstallerVersion
-		return admit.Register(mgr, k)
+// webhooks, refusing installer images that opts.InstallerImages does not
+// allow (--installer-images; nil: the default policy).
+func SetupKubernetesClusterWebhookWithManager(mgr ctrl.Manager, opts admit.Options) error {
+	images := opts.InstallerImages
+	if images == nil {
+		images = validation.DefaultInstallerImages
 	}
+	k := admit.KubernetesCluster.With(validation.InstallerImages(images))
+	k.Transition = validation.KubernetesClusterTransition
+	return admit.Register(mgr, k, opts)
 }

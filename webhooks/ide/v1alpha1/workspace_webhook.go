@@ -28,6 +28,6 @@ import (
 // +kubebuilder:webhook:path=/validate-ide-kubeforge-io-v1alpha1-workspace,mutating=false,failurePolicy=fail,sideEffects=None,groups=ide.kubeforge.io,resources=workspaces,verbs=create;update,versions=v1alpha1,name=vworkspace-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupWorkspaceWebhookWithManager serves the Workspace webhooks.
-func SetupWorkspaceWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, admit.Workspace)
+func SetupWorkspaceWebhookWithManager(mgr ctrl.Manager, opts admit.Options) error {
+	return admit.Register(mgr, admit.WorkspaceWith(opts.Policy), opts)
 }

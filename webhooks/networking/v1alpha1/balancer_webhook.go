@@ -28,6 +28,6 @@ import (
 // +kubebuilder:webhook:path=/validate-networking-kubeforge-io-v1alpha1-balancer,mutating=false,failurePolicy=fail,sideEffects=None,groups=networking.kubeforge.io,resources=balancers,verbs=create;update,versions=v1alpha1,name=vbalancer-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupBalancerWebhookWithManager serves the Balancer webhooks.
-func SetupBalancerWebhookWithManager(mgr ctrl.Manager) error {
-	return admit.Register(mgr, admit.Balancer)
+func SetupBalancerWebhookWithManager(mgr ctrl.Manager, opts admit.Options) error {
+	return admit.Register(mgr, admit.Balancer, opts)
 }

@@ -1,0 +1,74 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package v1alpha1
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Config templates are bounded before they run: each hostile template is
+// refused with its reason, without running it (each check takes well
+// under a millisecond here; the budget is the docs' "under a second").
+func TestHostileConfigTemplatesAreRefusedBeforeTheyRun(t *testing.T) {
+	facts := ConfigFacts{Values: map[string]string{}, Components: map[string]ComponentFacts{
+		"db": {Name: "db", Host: "p-db.ns.svc", Ports: map[string]int32{"pg": 5432}}}}
+	for i := 0; i < 200; i++ {
+		facts.Values[fmt.Sprintf("v%d", i)] = "x"
+	}
+	for _, tc := range []struct{ name, template, reason string }{
+		{"nested empty ranges", strings.Repeat("{{range .Values}}", 4) + strings.Repeat("{{end}}", 4), "steps"},
+		{"a value built with printf", `{{$a := printf "%01000000d" 1}}{{$a}}{{$a}}`, "printf"},
+		{"print concatenation", `{{$a := print .Values .Values}}`, "print"},
+		{"recursion", `{{define "a"}}{{template "a"}}{{end}}{{template "a"}}`, "define"},
+		{"a range over a number", `{{range 1000000000}}{{end}}`, "range"},
+		{"a range over a computed number", `{{range (len .Values)}}{{end}}`, "range"},
+		{"call", `{{call .X}}`, "call"},
+		{"many sequential ranges", strings.Repeat("{{range .Values}}{{end}}", 600), "steps"},
+	} {
+		start := time.Now()
+		_, err := RenderConfigFile(facts, "f", tc.template)
+		if err == nil || !strings.Contains(err.Error(), tc.reason) {
+			t.Errorf("%s: err = %v, want one naming %q", tc.name, err, tc.reason)
+		}
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("%s: refused after %s", tc.name, d)
+		}
+	}
+}
+
+func TestConfigTemplatesOfTheDocsStillRender(t *testing.T) {
+	facts := ConfigFacts{Platform: PlatformFacts{Name: "acme", Namespace: "shop", Version: "1.2.0"},
+		Values:     map[string]string{"region": "eu", "issuer": "https://id.example.com"},
+		Components: map[string]ComponentFacts{"db": {Name: "db", Host: "acme-db.shop.svc", Ports: map[string]int32{"pg": 5432}}},
+		Database:   &DatabaseFacts{Host: "pg.example.com", Port: 5432, Name: "acme_api", User: "acme_api"}}
+	for template, want := range map[string]string{
+		`issuer: {{ .Values.issuer }}`:                                                  "issuer: https://id.example.com",
+		`database: {{ service "db" "pg" }}`:                                             "database: acme-db.shop.svc:5432",
+		`{{ (index .Components "db").Host }}:{{ (index .Components "db").Ports.pg }}`:   "acme-db.shop.svc:5432",
+		`{{ .Platform.Name }}/{{ .Platform.Version }} {{ .Database.User }}`:             "acme/1.2.0 acme_api",
+		`{{ range $k, $v := .Values }}{{ $k }}={{ $v }};{{ end }}`:                      "issuer=https://id.example.com;region=eu;",
+		`{{ if eq .Values.region "eu" }}gdpr{{ else }}none{{ end }}`:                    "gdpr",
+		`{{ range .Components }}{{ range $n, $p := .Ports }}{{ $n }}{{ end }}{{ end }}`: "pg",
+		`{{ "{{" }} literal`: "{{ literal",
+	} {
+		got, err := RenderConfigFile(facts, "f", template)
+		if err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", template, got, err, want)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package validation
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+)
+
+// What a kubeforge object exposes outside its namespace through objects
+// the operator makes for it — an Ingress (and its host), a cert-manager
+// Certificate (and its issuer), a Service of type NodePort or LoadBalancer
+// — is the requester's right, not the operator's: admission asks whether
+// the requester may create such objects themselves, and the
+// administrator's Policy can narrow hosts and issuers further. Found by
+// rule over the API types, like References:
+//
+//   - a struct whose type name ends in "Ingress" with a Host: an Ingress;
+//   - an IssuerReference: a Certificate from that issuer;
+//   - a corev1.ServiceType field set to NodePort or LoadBalancer.
+
+// Exposure is one thing a spec exposes.
+type Exposure struct {
+	// Group and Resource are what the operator creates for it.
+	Group, Resource string
+	// Host is an Ingress's host; Issuer a Certificate's "Kind/name";
+	// ServiceType a Service's type.
+	Host, Issuer, ServiceType string
+	Path                      *field.Path
+}
+
+var issuerReference = reflect.TypeFor[idev1alpha1.IssuerReference]()
+var serviceType = reflect.TypeFor[corev1.ServiceType]()
+
+// Exposures walks v (a spec) and returns what it exposes.
+func Exposures(v any, root *field.Path) []Exposure {
+	var out []Exposure
+	exposures(reflect.ValueOf(v), root, &out)
+	return out
+}
+
+func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			exposures(v.Index(i), p.Index(i), out)
+		}
+	case reflect.String:
+		if v.Type() == serviceType {
+			if t := corev1.ServiceType(v.String()); t == corev1.ServiceTypeNodePort || t == corev1.ServiceTypeLoadBalancer {
+				*out = append(*out, Exposure{Group: "", Resource: "services", ServiceType: string(t), Path: p})
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		switch {
+		case t == issuerReference:
+			ref := v.Interface().(idev1alpha1.IssuerReference)
+			kind := ref.Kind
+			if kind == "" {
+				kind = "Issuer"
+			}
+			*out = append(*out, Exposure{Group: "cert-manager.io", Resource: "certificates", Issuer: kind + "/" + ref.Name, Path: p})
+			return
+		case strings.HasSuffix(t.Name(), "Ingress"):
+			if h := v.FieldByName("Host"); h.IsValid() && h.Kind() == reflect.String {
+				*out = append(*out, Exposure{Group: "networking.k8s.io", Resource: "ingresses", Host: h.String(), Path: p.Child("host")})
+			}
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, inline := jsonName0(f)
+			if name == "-" {
+				continue
+			}
+			fp := p
+			if !inline {
+				fp = p.Child(name)
+			}
+			exposures(v.Field(i), fp, out)
+		}
+	}
+}
+
+// Policy is what the operator's administrator allows beyond each
+// requester's own rights (manager flags, docs/operations.md).
+type Policy struct {
+	// IngressHosts are the host patterns Ingresses may use ("*.example.com"
+	// matches one label or more under example.com); empty allows any.
+	IngressHosts []string
+	// Issuers are the cert-manager issuers ("ClusterIssuer/letsencrypt",
+	// "Issuer/name") Certificates may come from; empty allows any.
+	Issuers []string
+	// AnonymousIngress lets a Workspace with auth.mode None have an Ingress.
+	AnonymousIngress bool
+}
+
+// Rules returns the policy as field rules on a spec (for admit's With).
+func (pol Policy) Rules(spec any, root *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, e := range Exposures(spec, root) {
+		switch {
+		case e.Host != "" && len(pol.IngressHosts) > 0 && !hostAllowed(pol.IngressHosts, e.Host):
+			errs = append(errs, field.Forbidden(e.Path, "the administrator allows Ingress hosts "+strings.Join(pol.IngressHosts, ", ")+" only"))
+		case e.Issuer != "" && len(pol.Issuers) > 0 && !slices.Contains(pol.Issuers, e.Issuer):
+			errs = append(errs, field.Forbidden(e.Path, "the administrator allows the issuers "+strings.Join(pol.Issuers, ", ")+" only"))
+		}
+	}
+	return errs
+}
+
+func hostAllowed(patterns []string, host string) bool {
+	host = strings.ToLower(host)
+	for _, p := range patterns {
+		p = strings.ToLower(p)
+		if rest, ok := strings.CutPrefix(p, "*."); ok {
+			if strings.HasSuffix(host, "."+rest) {
+				return true
+			}
+			continue
+		}
+		if p == host {
+			return true
+		}
+	}
+	return false
+}
+
+// ForbiddenIngressAnnotation reports why an Ingress annotation a spec asks
+// for is refused: kubeforge's own (kubeforge.io/*), and ingress-nginx's
+// snippets, which run as configuration of the shared ingress controller.
+// "" when it is allowed. The Ingress builders drop such annotations too,
+// so that a value stored before the rule never reaches the controller.
+func ForbiddenIngressAnnotation(key string) string {
+	prefix, name, _ := strings.Cut(key, "/")
+	if name == "" {
+		name, prefix = prefix, ""
+	}
+	switch {
+	case prefix == "kubeforge.io" || strings.HasSuffix(prefix, ".kubeforge.io"):
+		return "kubeforge's own annotations are set by kubeforge only"
+	case strings.Contains(strings.ToLower(name), "snippet"):
+		return "snippet annotations run as configuration of the shared ingress controller"
+	}
+	return ""
+}

@@ -1,0 +1,139 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package validation
+
+import (
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+)
+
+func TestExposuresFindIngressesCertificatesAndNodePorts(t *testing.T) {
+	ws := idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: "ide.example.com",
+		TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "le", Kind: "ClusterIssuer"}}}}
+	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
+		{Name: "web", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeLoadBalancer},
+			Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com"}},
+		{Name: "db", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeClusterIP}},
+	}}
+	b := networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeNodePort}
+	got := func(v any) []string {
+		var out []string
+		for _, e := range Exposures(v, field.NewPath("spec")) {
+			out = append(out, e.Path.String()+" "+e.Resource+" "+e.Host+e.Issuer+e.ServiceType)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		spec any
+		want []string
+	}{
+		{ws, []string{"spec.ingress.host ingresses ide.example.com", "spec.ingress.tls.issuerRef certificates ClusterIssuer/le"}},
+		{p, []string{"spec.components[0].service.type services LoadBalancer", "spec.components[0].ingress.host ingresses shop.example.com"}},
+		{b, []string{"spec.serviceType services NodePort"}},
+		{networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeClusterIP}, nil},
+		{clusterv1alpha1.KubernetesClusterSpec{}, nil},
+	} {
+		if g := got(tc.spec); !reflect.DeepEqual(g, tc.want) {
+			t.Errorf("Exposures(%T) = %q, want %q", tc.spec, g, tc.want)
+		}
+	}
+}
+
+func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
+	spec := func(host, issuer string) idev1alpha1.WorkspaceSpec {
+		return idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: host,
+			TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: issuer, Kind: "ClusterIssuer"}}}}
+	}
+	pol := Policy{IngressHosts: []string{"*.ide.example.com", "exact.example.com"}, Issuers: []string{"ClusterIssuer/le"}}
+	for _, tc := range []struct {
+		host, issuer string
+		errs         int
+	}{
+		{"alice.ide.example.com", "le", 0},
+		{"a.b.ide.example.com", "le", 0},
+		{"exact.example.com", "le", 0},
+		{"ide.example.com", "le", 1}, // the wildcard needs a label
+		{"evil.example.org", "le", 1},
+		{"alice.ide.example.com", "selfsigned", 1},
+		{"evil.example.org", "selfsigned", 2},
+	} {
+		if errs := pol.Rules(spec(tc.host, tc.issuer), field.NewPath("spec")); len(errs) != tc.errs {
+			t.Errorf("host %s issuer %s: %d errors (%v), want %d", tc.host, tc.issuer, len(errs), errs, tc.errs)
+		}
+	}
+	if errs := (Policy{}).Rules(spec("anything.example.org", "any"), field.NewPath("spec")); len(errs) != 0 {
+		t.Errorf("an empty policy refused: %v", errs)
+	}
+}
+
+func TestIngressAnnotationsOfKubeforgeAndSnippetsAreForbidden(t *testing.T) {
+	for key, forbidden := range map[string]bool{
+		"kubeforge.io/proof":                                true,
+		"ide.kubeforge.io/pod-hash":                         true,
+		"nginx.ingress.kubernetes.io/configuration-snippet": true,
+		"nginx.ingress.kubernetes.io/server-snippet":        true,
+		"nginx.ingress.kubernetes.io/auth-snippet":          true,
+		"nginx.ingress.kubernetes.io/rewrite-target":        false,
+		"cert-manager.io/cluster-issuer":                    false,
+		"example.com/kubeforge.io":                          false,
+	} {
+		if got := ForbiddenIngressAnnotation(key) != ""; got != forbidden {
+			t.Errorf("ForbiddenIngressAnnotation(%q) = %v, want %v", key, got, forbidden)
+		}
+	}
+}
+
+func TestNewClustersMayNotCarryTemplatesOrNonPOSIXUsers(t *testing.T) {
+	kc := func(user string, vars map[string]string) *clusterv1alpha1.KubernetesCluster {
+		c := &clusterv1alpha1.KubernetesCluster{}
+		c.Spec.Version = "v1.31.4"
+		c.Spec.SSHSecretRef = clusterv1alpha1.SSHSecretReference{Name: "ssh", User: user}
+		c.Spec.Installer.ExtraVars = vars
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		kc   *clusterv1alpha1.KubernetesCluster
+		errs int
+	}{
+		{"plain values", kc("ubuntu", map[string]string{"container_manager": "containerd"}), 0},
+		{"a Jinja expression", kc("ubuntu", map[string]string{"x": "{{ lookup('pipe','id') }}"}), 1},
+		{"a Jinja statement", kc("ubuntu", map[string]string{"x": "{% if true %}"}), 1},
+		{"a Jinja comment", kc("ubuntu", map[string]string{"x": "{# #}"}), 1},
+		{"Jinja as the user", kc("{{ lookup('pipe','id') }}", nil), 1},
+		{"a user with a space", kc("a b", nil), 1},
+		{"an upper-case user", kc("Admin", nil), 1},
+		{"a user of 33 letters", kc("abcdefghijabcdefghijabcdefghijabc", nil), 1},
+	} {
+		if errs := KubernetesClusterTransition(nil, tc.kc); len(errs) != tc.errs {
+			t.Errorf("%s: %d errors (%v), want %d", tc.name, len(errs), errs, tc.errs)
+		}
+	}
+	// A cluster stored with such a value can still be changed otherwise.
+	stored := kc("{{x}}", map[string]string{"x": "{{ y }}"})
+	changed := stored.DeepCopy()
+	changed.Spec.Paused = true
+	if errs := KubernetesClusterTransition(stored, changed); len(errs) != 0 {
+		t.Errorf("a stored cluster could not be paused: %v", errs)
+	}
+}

@@ -1,0 +1,275 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package validation
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// One walker finds every reference a kubeforge object's spec makes to
+// another object in its namespace — what the operator would read, mount
+// or run as on the requester's behalf — by rule, over the API types by
+// reflection, so that a field added later (a git credentials Secret, a
+// backup destination's Secret) is found without anyone listing it:
+//
+//   - by Go type: the Kubernetes types that name a Secret, ConfigMap,
+//     claim or other object (SecretKeySelector, SecretVolumeSource,
+//     PersistentVolumeClaimVolumeSource, SecretReference,
+//     TypedLocalObjectReference, ... in typeRules);
+//   - by field name, for the generic LocalObjectReference and for names
+//     held in strings or small structs: *Secret*/*SecretRef → Secret,
+//     *ConfigMap* → ConfigMap, serviceAccount[Name] → ServiceAccount,
+//     claimName → PersistentVolumeClaim, resourceClaimName → ResourceClaim;
+//   - by the struct tag `kubeforge:"ref=<Kind>"` where a field of ours is
+//     a reference whose name does not say so.
+//
+// A LocalObjectReference no rule classifies is reported with an empty
+// Kind: the completeness test (references_test.go) fails on it, and
+// admission refuses it rather than guess.
+
+// Reference is one object a spec names.
+type Reference struct {
+	// Kind is what is named: Secret, ConfigMap, PersistentVolumeClaim,
+	// ServiceAccount, ResourceClaim, ResourceClaimTemplate, or for a data
+	// source the kind it gives (with Group); "" when no rule knows.
+	Kind  string
+	Group string
+	Name  string
+	// Namespace is set only when the reference names one (a
+	// SecretReference); empty means the object's own.
+	Namespace string
+	Path      *field.Path
+}
+
+// The kinds of reference the walker reports.
+const (
+	RefSecret                = "Secret"
+	RefConfigMap             = "ConfigMap"
+	RefClaim                 = "PersistentVolumeClaim"
+	RefServiceAccount        = "ServiceAccount"
+	RefResourceClaim         = "ResourceClaim"
+	RefResourceClaimTemplate = "ResourceClaimTemplate"
+)
+
+// typeRules: Kubernetes types that are references, and the field that
+// holds the name.
+var typeRules = map[reflect.Type]struct{ kind, nameField string }{
+	reflect.TypeFor[corev1.SecretKeySelector]():                 {RefSecret, "Name"},
+	reflect.TypeFor[corev1.SecretEnvSource]():                   {RefSecret, "Name"},
+	reflect.TypeFor[corev1.SecretVolumeSource]():                {RefSecret, "SecretName"},
+	reflect.TypeFor[corev1.SecretProjection]():                  {RefSecret, "Name"},
+	reflect.TypeFor[corev1.SecretReference]():                   {RefSecret, "Name"},
+	reflect.TypeFor[corev1.AzureFileVolumeSource]():             {RefSecret, "SecretName"},
+	reflect.TypeFor[corev1.ConfigMapKeySelector]():              {RefConfigMap, "Name"},
+	reflect.TypeFor[corev1.ConfigMapEnvSource]():                {RefConfigMap, "Name"},
+	reflect.TypeFor[corev1.ConfigMapVolumeSource]():             {RefConfigMap, "Name"},
+	reflect.TypeFor[corev1.ConfigMapProjection]():               {RefConfigMap, "Name"},
+	reflect.TypeFor[corev1.PersistentVolumeClaimVolumeSource](): {RefClaim, "ClaimName"},
+	// The kind is in the reference (a claim's dataSource).
+	reflect.TypeFor[corev1.TypedLocalObjectReference](): {"", "Name"},
+	reflect.TypeFor[corev1.TypedObjectReference]():      {"", "Name"},
+	reflect.TypeFor[corev1.ObjectReference]():           {"", "Name"},
+	// The kind is in the name of the field that holds it.
+	reflect.TypeFor[corev1.LocalObjectReference](): {"", "Name"},
+}
+
+// The field-name rules, on the Go name or the JSON name.
+var (
+	secretName     = regexp.MustCompile(`(?i)secret`)
+	configMapName  = regexp.MustCompile(`(?i)configmap`)
+	serviceAccount = regexp.MustCompile(`(?i)^serviceaccount(name)?$`)
+	claimName      = regexp.MustCompile(`(?i)^claimname$`)
+	resourceClaim  = regexp.MustCompile(`(?i)^resourceclaimname$`)
+	claimTemplate  = regexp.MustCompile(`(?i)^resourceclaimtemplatename$`)
+	refSuffix      = regexp.MustCompile(`(?i)(secret|configmap)(ref|reference)$`)
+)
+
+// kindByName classifies a reference by the name of the field holding it.
+func kindByName(goName, jsonName string) string {
+	for _, n := range []string{goName, jsonName} {
+		switch {
+		case serviceAccount.MatchString(n):
+			return RefServiceAccount
+		case claimName.MatchString(n):
+			return RefClaim
+		case resourceClaim.MatchString(n):
+			return RefResourceClaim
+		case claimTemplate.MatchString(n):
+			return RefResourceClaimTemplate
+		case configMapName.MatchString(n):
+			return RefConfigMap
+		case secretName.MatchString(n):
+			return RefSecret
+		}
+	}
+	return ""
+}
+
+var localObjectReference = reflect.TypeFor[corev1.LocalObjectReference]()
+
+// References walks v (a spec, or any value of the API types) and returns
+// every reference it makes, with the field path of each, root first.
+func References(v any, root *field.Path) []Reference {
+	var out []Reference
+	walk(reflect.ValueOf(v), root, "", "", "", &out)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path.String() < out[j].Path.String() })
+	return out
+}
+
+// walk visits v at path p. goName and jsonName are the field that holds
+// v, tagKind the kind its struct tag gives.
+func walk(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out *[]Reference) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			walk(v.Index(i), p.Index(i), goName, jsonName, tagKind, out)
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		for _, k := range keys {
+			if k.Kind() == reflect.String {
+				walk(v.MapIndex(k), p.Key(k.String()), goName, jsonName, tagKind, out)
+			}
+		}
+	case reflect.String:
+		kind := tagKind
+		if kind == "" && (serviceAccount.MatchString(goName) || serviceAccount.MatchString(jsonName) ||
+			claimName.MatchString(jsonName) || resourceClaim.MatchString(jsonName) || claimTemplate.MatchString(jsonName)) {
+			kind = kindByName(goName, jsonName)
+		}
+		if kind != "" && v.String() != "" {
+			*out = append(*out, Reference{Kind: kind, Name: v.String(), Path: p})
+		}
+	case reflect.Struct:
+		walkStruct(v, p, goName, jsonName, tagKind, out)
+	}
+}
+
+func walkStruct(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out *[]Reference) {
+	t := v.Type()
+	if rule, ok := typeRules[t]; ok || tagKind != "" || (refSuffix.MatchString(goName) && hasNameField(t)) {
+		kind, nameField := rule.kind, rule.nameField
+		if !ok {
+			kind, nameField = tagKind, "Name"
+			if kind == "" {
+				kind = kindByName(goName, jsonName)
+			}
+		}
+		switch t {
+		case localObjectReference:
+			kind = tagKind
+			if kind == "" {
+				kind = kindByName(goName, jsonName)
+			}
+		case reflect.TypeFor[corev1.TypedLocalObjectReference](), reflect.TypeFor[corev1.TypedObjectReference](),
+			reflect.TypeFor[corev1.ObjectReference]():
+			kind = v.FieldByName("Kind").String()
+		}
+		ref := Reference{Kind: kind, Name: v.FieldByName(nameField).String(), Path: p.Child(jsonOf(t, nameField))}
+		if g := v.FieldByName("APIGroup"); g.IsValid() {
+			if g.Kind() == reflect.Pointer && !g.IsNil() {
+				ref.Group = g.Elem().String()
+			}
+		}
+		if ns := v.FieldByName("Namespace"); ns.IsValid() && ns.Kind() == reflect.String {
+			ref.Namespace = ns.String()
+		} else if ns.IsValid() && ns.Kind() == reflect.Pointer && !ns.IsNil() {
+			ref.Namespace = ns.Elem().String()
+		}
+		if ref.Name != "" || ref.Kind == "" {
+			*out = append(*out, ref)
+		}
+	}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, inline := jsonName0(f)
+		if name == "-" {
+			continue
+		}
+		fp := p
+		if !inline {
+			fp = p.Child(name)
+		}
+		if _, isRule := typeRules[t]; isRule && f.Name == typeRules[t].nameField {
+			continue // the reference itself, reported above
+		}
+		if f.Anonymous && f.Type == localObjectReference {
+			continue // the name of the selector around it, reported above
+		}
+		tk := ""
+		if tag, ok := f.Tag.Lookup("kubeforge"); ok {
+			tk, _ = strings.CutPrefix(tag, "ref=")
+		}
+		walk(v.Field(i), fp, f.Name, name, tk, out)
+	}
+}
+
+func hasNameField(t reflect.Type) bool {
+	f, ok := t.FieldByName("Name")
+	return ok && f.Type.Kind() == reflect.String
+}
+
+// jsonName0 is a field's JSON name, and whether it is inlined.
+func jsonName0(f reflect.StructField) (string, bool) {
+	tag := f.Tag.Get("json")
+	name, opts, _ := strings.Cut(tag, ",")
+	if strings.Contains(","+opts+",", ",inline,") || (f.Anonymous && name == "") {
+		return "", true
+	}
+	if name == "" {
+		name = f.Name
+	}
+	return name, false
+}
+
+func jsonOf(t reflect.Type, goField string) string {
+	f, ok := t.FieldByName(goField)
+	if !ok {
+		return goField
+	}
+	name, _ := jsonName0(f)
+	if name == "" {
+		return goField
+	}
+	return name
+}
+
+// String is a reference as people read it: "Secret db-admin".
+func (r Reference) String() string {
+	kind := r.Kind
+	if r.Group != "" {
+		kind += "." + r.Group
+	}
+	if r.Namespace != "" {
+		return fmt.Sprintf("%s %s/%s", kind, r.Namespace, r.Name)
+	}
+	return kind + " " + r.Name
+}

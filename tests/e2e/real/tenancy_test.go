@@ -1,0 +1,521 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package real
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/scheme"
+)
+
+// The attacker's suite (docs/security.md, "Attacks and where they stop").
+// Two tenants share one namespace: alice, the victim, its admin; and
+// mallory, who may read, create and update kubeforge objects, ConfigMaps,
+// Secrets and PersistentVolumeClaims there, but not get, list or watch
+// Secrets — so mallory can read alice's objects and their UIDs. Each spec
+// is one attack; each is refused at admission or ignored by the operator,
+// and nothing mallory planted is ever mounted or run.
+const (
+	tenancyNS = "tenancy"
+	victim    = "alice@example.com"
+	attacker  = "mallory@example.com"
+)
+
+var (
+	alice, mallory client.Client
+)
+
+func impersonating(user string) client.Client {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+func tenants() {
+	if alice != nil {
+		return
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenancyNS}}
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, ns))).To(Succeed())
+	kubeforge := []string{"apps.kubeforge.io", "networking.kubeforge.io", "ide.kubeforge.io", "cluster.kubeforge.io"}
+	rw := []string{"get", "list", "watch", "create", "update", "patch"}
+	objs := []client.Object{
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-admin", Namespace: tenancyNS},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: victim}}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "mallory", Namespace: tenancyNS}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: kubeforge, Resources: []string{"*"}, Verbs: rw},
+			{APIGroups: []string{""}, Resources: []string{"configmaps", "persistentvolumeclaims"}, Verbs: rw},
+			{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "update", "patch"}},
+		}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mallory", Namespace: tenancyNS},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "mallory"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: attacker}}},
+	}
+	for _, o := range objs {
+		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, o))).To(Succeed())
+	}
+	alice, mallory = impersonating(victim), impersonating(attacker)
+	// RBAC's cache learns the bindings a moment later.
+	Eventually(func() error {
+		return mallory.List(ctx, &appsv1alpha1.PodSetList{}, client.InNamespace(tenancyNS))
+	}).Should(Succeed())
+	Eventually(func() error {
+		return alice.List(ctx, &corev1.SecretList{}, client.InNamespace(tenancyNS))
+	}).Should(Succeed())
+	// alice's Secret, which mallory may not read.
+	Expect(client.IgnoreAlreadyExists(alice.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "alice-token", Namespace: tenancyNS},
+		StringData: map[string]string{"token": "alice's"}}))).To(Succeed())
+}
+
+// refusedAt asserts that err is a field error at path.
+func refusedAt(err error, path string) {
+	GinkgoHelper()
+	Expect(err).To(HaveOccurred(), "admitted; want a field error at %s", path)
+	Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+	Expect(err.Error()).To(ContainSubstring(path))
+}
+
+func tenantPodSet(name string, mutate func(*corev1.PodSpec)) *appsv1alpha1.PodSet {
+	ps := echoPodSet(name, "/healthz")
+	ps.Namespace = tenancyNS
+	mutate(&ps.Spec.Template.Spec)
+	return ps
+}
+
+func condition(conds []metav1.Condition, t string) *metav1.Condition {
+	return meta.FindStatusCondition(conds, t)
+}
+
+var _ = Describe("Tenancy: one tenant attacking another in the same namespace", Ordered, Label("real", "tenancy"), func() {
+	BeforeAll(tenants)
+
+	It("plants an installer operation's ConfigMap with forged annotations and owner reference: the operation never runs it", func() {
+		const name = "victim-kc"
+		planted := func(extra func(*corev1.ConfigMap)) *corev1.ConfigMap {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-precheck-1", Namespace: tenancyNS,
+				Labels: map[string]string{"app.kubernetes.io/managed-by": "kubeforge", "app.kubernetes.io/instance": name,
+					clusterv1alpha1.ClusterLabel: name, clusterv1alpha1.OperationLabel: "precheck-1"},
+				Annotations: map[string]string{"kubeforge.io/retain-on-delete": "true", "kubeforge.io/retained-for": "",
+					"kubeforge.io/create-only": "true"}},
+				Data: map[string]string{"run.sh": "echo PLANTED; cat /kubeforge-ssh/id_rsa", "hosts.yaml": "all: {}",
+					"precheck.yml": "[]", "store-secret.py": ""}}
+			extra(cm)
+			return cm
+		}
+		By("alice's SSH key and her cluster, paused (the installer would run against this host only)")
+		Expect(client.IgnoreAlreadyExists(alice.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "alice-ssh", Namespace: tenancyNS},
+			Type: corev1.SecretTypeSSHAuth, StringData: map[string]string{corev1.SSHAuthPrivateKey: "not a real key"}}))).To(Succeed())
+		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenancyNS},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Paused: true,
+				Masters:      []clusterv1alpha1.Host{{Address: "127.0.0.1", Name: "cp1"}},
+				SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "alice-ssh"},
+				Installer:    clusterv1alpha1.Installer{Image: installerImage}}}
+		Expect(alice.Create(ctx, kc)).To(Succeed())
+
+		By("mallory plants the first operation's ConfigMap with kubeforge's marks and a controller reference to alice's cluster")
+		Expect(mallory.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed(), "mallory may read the cluster and its UID")
+		cm := planted(func(cm *corev1.ConfigMap) {
+			cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: clusterv1alpha1.GroupVersion.String(), Kind: "KubernetesCluster",
+				Name: kc.Name, UID: kc.UID, Controller: ptr.To(true)}}
+		})
+		Expect(mallory.Create(ctx, cm)).To(Succeed())
+
+		By("alice unpauses: the operation stops at the name conflict, and no Job is ever made")
+		Expect(alice.Patch(ctx, kc, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"paused":false}}`)))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+			c := condition(kc.Status.Conditions, "Degraded")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal("NameConflict"))
+			g.Expect(c.Message).To(ContainSubstring(name + "-precheck-1"))
+		}, "1m").Should(Succeed())
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: tenancyNS, Name: name + "-precheck-1"}, &batchv1.Job{}))
+		}, "5s", "500ms").Should(BeTrue(), "no installer Job with alice's SSH key mounted")
+		after := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), after)).To(Succeed())
+		Expect(after.Data).To(Equal(cm.Data), "left exactly as planted")
+		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
+	})
+
+	It("reads a Secret through a Platform hook's env: refused at admission", func() {
+		p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "hook-env", Namespace: tenancyNS},
+			Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
+				Name: "api", Image: echoImage, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+				Hooks: &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"sh", "-c", "echo $T"},
+					Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "token"}}}}}},
+			}}}}
+		refusedAt(mallory.Create(ctx, p), "spec.components[0].hooks.bootstrap.env[0].valueFrom.secretKeyRef.name")
+	})
+
+	It("swaps the image beside a Secret reference already on alice's PodSet: refused; a replicas change is not", func() {
+		ps := tenantPodSet("alice-app", func(s *corev1.PodSpec) {
+			s.Containers[0].Env = []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "token"}}}}
+		})
+		Expect(alice.Create(ctx, ps)).To(Succeed())
+		Expect(mallory.Get(ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
+		swapped := ps.DeepCopy()
+		swapped.Spec.Template.Spec.Containers[0].Image = "registry.example.com/mallory/exfiltrate:1"
+		refusedAt(mallory.Update(ctx, swapped), "spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name")
+		scaled := ps.DeepCopy()
+		scaled.Spec.Replicas = ptr.To(int32(0))
+		Expect(mallory.Update(ctx, scaled)).To(Succeed(), "replicas is harmless: no reference is asked about again")
+		Expect(k8sClient.Delete(ctx, ps)).To(Succeed())
+	})
+
+	It("names alice as a Workspace's user, or as its owner, to get her retained home: never handed over", func() {
+		ws := func() *idev1alpha1.Workspace {
+			return &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "home", Namespace: tenancyNS},
+				Spec: idev1alpha1.WorkspaceSpec{User: "alice", Started: ptr.To(false), Storage: idev1alpha1.WorkspaceStorage{
+					Size: ptr.To(resource.MustParse("1Gi")), ReclaimPolicy: idev1alpha1.ReclaimRetain}}}
+		}
+		By("alice's Workspace, its home kept when it goes")
+		mine := ws()
+		Expect(alice.Create(ctx, mine)).To(Succeed())
+		home := &corev1.PersistentVolumeClaim{}
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: tenancyNS, Name: "home-home"}, home)
+		}).Should(Succeed())
+		Expect(alice.Delete(ctx, mine)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(mine), &idev1alpha1.Workspace{}))
+		}).Should(BeTrue())
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(home), home)).To(Succeed())
+
+		By("mallory's owner record naming alice: refused (mallory may not impersonate her)")
+		forged := ws()
+		forged.Annotations = map[string]string{"kubeforge.io/owner": victim}
+		refusedAt(mallory.Create(ctx, forged), "kubeforge.io/owner")
+
+		By("mallory's Workspace of the same name with user alice: the home stays alice's, no Pod mounts it")
+		theirs := ws()
+		theirs.Spec.Started = ptr.To(true)
+		Expect(mallory.Create(ctx, theirs)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(theirs), theirs)).To(Succeed())
+			g.Expect(theirs.Annotations).To(HaveKeyWithValue("kubeforge.io/owner", attacker))
+			g.Expect(theirs.Status.Reason).To(Equal("NameConflict"))
+		}, "1m").Should(Succeed())
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: tenancyNS, Name: "home"}, &corev1.Pod{}))
+		}, "5s", "500ms").Should(BeTrue())
+		Expect(k8sClient.Delete(ctx, theirs)).To(Succeed())
+	})
+
+	It("mounts alice's retained home claim in a PodSet: refused", func() {
+		ps := tenantPodSet("steal-home", func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "home-home"}}}}
+		})
+		refusedAt(mallory.Create(ctx, ps), "spec.template.spec.volumes[0].persistentVolumeClaim.claimName")
+	})
+
+	It("runs as a ServiceAccount, or mounts a Secret through a CSI volume: refused", func() {
+		refusedAt(mallory.Create(ctx, tenantPodSet("as-robot", func(s *corev1.PodSpec) { s.ServiceAccountName = "alice-robot" })),
+			"spec.template.spec.serviceAccountName")
+		refusedAt(mallory.Create(ctx, tenantPodSet("csi", func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "c", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{
+				Driver: "secrets-store.csi.k8s.io", NodePublishSecretRef: &corev1.LocalObjectReference{Name: "alice-token"}}}}}
+		})), "spec.template.spec.volumes[0].csi.nodePublishSecretRef.name")
+	})
+
+	It("puts Jinja in extraVars or in the SSH user, new or on alice's cluster: refused", func() {
+		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "jinja", Namespace: tenancyNS},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Paused: true,
+				Masters:      []clusterv1alpha1.Host{{Address: "127.0.0.1", Name: "cp1"}},
+				SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "alice-ssh"},
+				Installer: clusterv1alpha1.Installer{Image: installerImage,
+					ExtraVars: map[string]string{"x": "{{ lookup('pipe','id') }}"}}}}
+		refusedAt(alice.Create(ctx, kc.DeepCopy()), "spec.installer.extraVars[x]")
+		kc.Spec.Installer.ExtraVars = nil
+		Expect(alice.Create(ctx, kc)).To(Succeed())
+		Expect(mallory.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
+		kc.Spec.SSHSecretRef.User = "{{ lookup('pipe','id') }}"
+		refusedAt(mallory.Update(ctx, kc), "spec.sshSecretRef.user")
+		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
+	})
+
+	It("sends a looping and a value-building config template: each a field error within a second, and the manager back at rest within seconds", func() {
+		p := func(name, tmpl string) *appsv1alpha1.Platform {
+			values := map[string]string{}
+			for i := 0; i < 100; i++ {
+				values[fmt.Sprintf("v%d", i)] = "x"
+			}
+			return &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenancyNS},
+				Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Values: values,
+					Components: []appsv1alpha1.PlatformComponent{{Name: "api", Image: echoImage, Config: map[string]string{"app.conf": tmpl}}}}}
+		}
+		before := managerUsage()
+		for name, tmpl := range map[string]string{
+			"loop":  strings.Repeat("{{range .Values}}", 6) + strings.Repeat("{{end}}", 6),
+			"build": `{{$a := printf "%0100000000d" 1}}{{$b := printf "%s%s%s%s" $a $a $a $a}}{{len $b}}`,
+		} {
+			t0 := time.Now()
+			err := mallory.Create(ctx, p("tmpl-"+name, tmpl))
+			took := time.Since(t0)
+			refusedAt(err, "spec.components[0].config[app.conf]")
+			appendArtifact("figures.txt", fmt.Sprintf("tenancy: the %s template refused in %s\n", name, took.Round(time.Millisecond)))
+			Expect(took).To(BeNumerically("<", time.Second))
+		}
+		time.Sleep(2 * time.Second)
+		after := managerUsage()
+		appendArtifact("figures.txt", fmt.Sprintf("tenancy: after the hostile templates, manager CPU %.3f cores (before %.3f), RSS %s (before %s)\n",
+			after.cpu, before.cpu, mib(after.rss), mib(before.rss)))
+		Expect(after.cpu).To(BeNumerically("<", 0.2), "the manager is back at rest")
+		Expect(after.rss).To(BeNumerically("<", before.rss+50<<20), "the manager's memory is back near where it was")
+	})
+
+	It("asks for a NodePort Balancer, an Ingress, a Certificate from an issuer, and snippet annotations: refused", func() {
+		b := &networkingv1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Name: "np", Namespace: tenancyNS},
+			Spec: networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeNodePort,
+				Backends: []networkingv1alpha1.BalancerBackend{{Name: "a", Selector: map[string]string{"app": "a"}}},
+				Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80}}}}
+		refusedAt(mallory.Create(ctx, b), "spec.serviceType")
+		ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "exposed", Namespace: tenancyNS},
+			Spec: idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: "ide.example.com",
+				TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "prod-ca", Kind: "ClusterIssuer"}}}}}
+		err := mallory.Create(ctx, ws)
+		refusedAt(err, "spec.ingress.host")
+		Expect(err.Error()).To(ContainSubstring("spec.ingress.tls.issuerRef"))
+		p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "snippet", Namespace: tenancyNS},
+			Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
+				Name: "web", Image: echoImage, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+				Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com", Annotations: map[string]string{
+					"nginx.ingress.kubernetes.io/server-snippet": "location /x { proxy_pass http://169.254.169.254; }"}}}}}}
+		refusedAt(alice.Create(ctx, p), "spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-snippet]")
+	})
+
+	It("patches only the owner record of alice's Workspace, with and without the webhooks: refused", func() {
+		ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "owned", Namespace: tenancyNS},
+			Spec: idev1alpha1.WorkspaceSpec{Started: ptr.To(false)}}
+		Expect(alice.Create(ctx, ws)).To(Succeed())
+		Expect(ws.Annotations).To(HaveKeyWithValue("kubeforge.io/owner", victim))
+		steal := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"kubeforge.io/owner":"`+attacker+`","kubeforge.io/created-by":"`+attacker+`"}}}`))
+		try := func() {
+			GinkgoHelper()
+			err := mallory.Patch(ctx, ws.DeepCopy(), steal)
+			if err == nil {
+				// The mutating webhook keeps the record as it was.
+				got := &idev1alpha1.Workspace{}
+				Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ws), got)).To(Succeed())
+				Expect(got.Annotations).To(HaveKeyWithValue("kubeforge.io/owner", victim))
+				Expect(got.Annotations).To(HaveKeyWithValue("kubeforge.io/created-by", victim))
+				return
+			}
+			Expect(err.Error()).To(ContainSubstring("owner record"))
+		}
+		By("through the webhooks")
+		try()
+
+		By("with the webhook configurations deleted: the ValidatingAdmissionPolicy refuses it")
+		saved := filepath.Join(artifacts, "webhook-configurations.yaml")
+		out, err := kubectl("get", "mutatingwebhookconfiguration/kubeforge-mutating-webhook-configuration",
+			"validatingwebhookconfiguration/kubeforge-validating-webhook-configuration", "-o", "yaml")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(saved, []byte(out), 0o644)).To(Succeed())
+		_, err = kubectl("delete", "mutatingwebhookconfiguration/kubeforge-mutating-webhook-configuration",
+			"validatingwebhookconfiguration/kubeforge-validating-webhook-configuration")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			_, err := kubectl("create", "-f", saved)
+			Expect(err).NotTo(HaveOccurred())
+		})
+		Eventually(func(g Gomega) {
+			err := mallory.Patch(ctx, ws.DeepCopy(), steal)
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring("owner record"))
+		}, "30s").Should(Succeed())
+		got := &idev1alpha1.Workspace{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ws), got)).To(Succeed())
+		Expect(got.Annotations).To(HaveKeyWithValue("kubeforge.io/owner", victim))
+		By("nor may a create name someone else without the webhooks")
+		forged := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: tenancyNS,
+			Annotations: map[string]string{"kubeforge.io/owner": victim}}, Spec: idev1alpha1.WorkspaceSpec{Started: ptr.To(false)}}
+		err = mallory.Create(ctx, forged)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("kubeforge.io/owner"))
+		Expect(k8sClient.Delete(ctx, ws)).To(Succeed())
+	})
+
+	It("plants 500 ConfigMaps of 900 KiB labelled managed-by kubeforge: both manager replicas start and stay within their memory limit", func() {
+		const count, size = 500, 900 << 10
+		data := strings.Repeat("k", size)
+		var wg sync.WaitGroup
+		errs := make(chan error, count)
+		work := make(chan int)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer GinkgoRecover()
+				for i := range work {
+					errs <- client.IgnoreAlreadyExists(mallory.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+						Name: fmt.Sprintf("planted-%03d", i), Namespace: tenancyNS,
+						Labels: map[string]string{"app.kubernetes.io/managed-by": "kubeforge", "planted": "yes"}},
+						Data: map[string]string{"blob": data}}))
+				}
+			}()
+		}
+		t0 := time.Now()
+		for i := 0; i < count; i++ {
+			work <- i
+		}
+		close(work)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		DeferCleanup(func() {
+			_, err := kubectl("-n", tenancyNS, "delete", "configmap", "-l", "planted=yes", "--wait=false")
+			Expect(err).NotTo(HaveOccurred())
+		})
+		planted := time.Since(t0)
+
+		By("both replicas started anew, so that each lists everything there is")
+		_, err := kubectl("-n", managerNS, "delete", "pod", "-l", "control-plane=controller-manager")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(managerNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			ready := 0
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].Ready {
+					g.Expect(p.Status.ContainerStatuses[0].RestartCount).To(BeZero(), "%s restarted", p.Name)
+					ready++
+				}
+			}
+			g.Expect(ready).To(Equal(2))
+		}, "3m", "1s").Should(Succeed())
+		// The PodSet controller still works for alice with them present.
+		ps := tenantPodSet("still-works", func(*corev1.PodSpec) {})
+		Expect(alice.Create(ctx, ps)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
+			g.Expect(ps.Status.ReadyReplicas).To(Equal(int32(1)))
+		}, "2m").Should(Succeed())
+		time.Sleep(3 * time.Second)
+		u := managerUsage()
+		appendArtifact("figures.txt", fmt.Sprintf("tenancy: 500 planted 900 KiB ConfigMaps (%s to plant); each manager replica at rest: RSS %s, limit 256 MiB\n",
+			planted.Round(time.Second), strings.Join(u.each, ", ")))
+		for _, rss := range u.rssEach {
+			Expect(rss).To(BeNumerically("<", 256<<20))
+		}
+		Expect(k8sClient.Delete(ctx, ps)).To(Succeed())
+	})
+})
+
+// usage is what the manager's processes on the real node use: their CPU
+// over a short window, in cores, and their resident memory.
+type usage struct {
+	cpu     float64
+	rss     int64
+	rssEach []int64
+	each    []string
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// managerUsage reads /proc for the manager's processes: the real node runs
+// on this machine, so its containers' processes are this machine's.
+func managerUsage() usage {
+	pids := func() []string {
+		var out []string
+		procs, _ := filepath.Glob("/proc/[0-9]*")
+		for _, p := range procs {
+			exe, err := os.Readlink(p + "/exe")
+			cg, _ := os.ReadFile(p + "/cgroup")
+			if err == nil && filepath.Base(exe) == "manager" && strings.Contains(string(cg), "kubeforge-real") {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	ticks := func(p string) int64 {
+		b, err := os.ReadFile(p + "/stat")
+		if err != nil {
+			return 0
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		return u + s
+	}
+	rss := func(p string) int64 {
+		f, err := os.Open(p + "/status")
+		if err != nil {
+			return 0
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				return kb << 10
+			}
+		}
+		return 0
+	}
+	ps := pids()
+	Expect(ps).To(HaveLen(2), "the two manager processes on the real node")
+	var t0 int64
+	for _, p := range ps {
+		t0 += ticks(p)
+	}
+	time.Sleep(time.Second)
+	var u usage
+	var t1 int64
+	for _, p := range ps {
+		t1 += ticks(p)
+		r := rss(p)
+		u.rss += r
+		u.rssEach = append(u.rssEach, r)
+		u.each = append(u.each, mib(r))
+	}
+	u.cpu = float64(t1-t0) / 100 // USER_HZ
+	return u
+}
