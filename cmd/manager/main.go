@@ -371,7 +371,7 @@ func main() {
 	for _, k := range ks {
 		kindTypes = append(kindTypes, k.types)
 	}
-	cacheSettings.Transform = engine.CacheTransform(keys, sch, engine.OwnedOnly(kindTypes...))
+	cacheSettings.Transform = engine.CacheTransform(keys, sch, kindTypes...)
 
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  sch,

@@ -200,6 +200,9 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 			kc.Status.CurrentOperation = ""
 		} else {
 			running, err := r.follow(ctx, kc, op)
+			if engine.IsConflict(err) {
+				o.applyErr = err
+			}
 			if err != nil || running {
 				return o, err
 			}
@@ -268,18 +271,14 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 // the result. It reports whether the operation still runs.
 func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation) (bool, error) {
 	job := &batchv1.Job{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: op.JobName}, job)
-	if err == nil && !r.Engine.Owns(kc, job) {
-		// Someone else's Job under the operation's name: its result is not
-		// the operation's. Apply reports the conflict.
-		_, err := r.Engine.Apply(ctx, kc, []client.Object{Job(kc, *op)})
-		return true, fmt.Errorf("following operation %s: %w", op.ID, err)
-	}
+	ours, err := r.Engine.GetOwned(ctx, kc, types.NamespacedName{Namespace: kc.Namespace, Name: op.JobName}, job)
 	if err != nil {
-		if !apierrors.IsNotFound(err) {
-			return true, fmt.Errorf("reading Job %s: %w", op.JobName, err)
-		}
+		return true, fmt.Errorf("reading Job %s: %w", op.JobName, err)
+	}
+	if !ours {
 		// Deleted by hand while it ran: run it again under the same name.
+		// Or someone else's under the operation's name, whose result is not
+		// the operation's: Apply reports that conflict.
 		objs, err := OperationObjects(kc, *op)
 		if err != nil {
 			return true, err

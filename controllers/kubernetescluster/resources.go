@@ -31,6 +31,7 @@ import (
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // Paths in the installer container.
@@ -243,7 +244,9 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 	m.Labels[clusterv1alpha1.OperationLabel] = op.ID
 	podLabels := map[string]string{}
 	for k, v := range in.PodLabels {
-		podLabels[k] = v
+		if validation.ReservedPodLabel(k) == "" { // kubeforge's and the Job controller's labels are theirs
+			podLabels[k] = v
+		}
 	}
 	for k, v := range m.Labels {
 		podLabels[k] = v

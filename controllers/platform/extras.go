@@ -165,7 +165,7 @@ func HookJob(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, hook s
 
 // GeneratedSecretName is the name of one of the Platform's generated Secrets.
 func GeneratedSecretName(p *appsv1alpha1.Platform, name string) string {
-	return p.Name + "-" + name
+	return appsv1alpha1.PlatformGeneratedSecretName(p, name)
 }
 
 // GeneratedSecret holds the values of a spec.secrets entry. A Retain

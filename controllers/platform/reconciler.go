@@ -30,7 +30,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -294,13 +293,11 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 // hook reads one of the Platform's hook Jobs from the cache.
 func (r *Reconciler) hook(ctx context.Context, p *appsv1alpha1.Platform, name string) (Hook, error) {
 	job := &batchv1.Job{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, job); err != nil {
-		if apierrors.IsNotFound(err) {
-			return Hook{}, nil
-		}
+	ours, err := r.Engine.GetOwned(ctx, p, types.NamespacedName{Namespace: p.Namespace, Name: name}, job)
+	if err != nil {
 		return Hook{}, fmt.Errorf("reading the Job %s: %w", name, err)
 	}
-	if !r.Engine.Owns(p, job) || job.DeletionTimestamp != nil {
+	if !ours || job.DeletionTimestamp != nil {
 		return Hook{}, nil
 	}
 	done, succeeded, reason, message := workload.JobResult(job)
@@ -321,14 +318,12 @@ func (r *Reconciler) workload(ctx context.Context, p *appsv1alpha1.Platform, c *
 	default:
 		obj = &appsv1.Deployment{}
 	}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: ObjectName(p, c)}, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
+	ours, err := r.Engine.GetOwned(ctx, p, types.NamespacedName{Namespace: p.Namespace, Name: ObjectName(p, c)}, obj)
+	if err != nil {
 		return nil, fmt.Errorf("reading the workload of %s: %w", c.Name, err)
 	}
-	if !r.Engine.Owns(p, obj) {
-		return nil, nil // the engine refuses to take it over and says so
+	if !ours {
+		return nil, nil // none, or not ours: the engine refuses to take it over and says so
 	}
 	return obj, nil
 }

@@ -37,7 +37,7 @@ import (
 
 // ObjectName is the name of a component's workload and Service.
 func ObjectName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
-	return p.Name + "-" + c.Name
+	return appsv1alpha1.PlatformObjectName(p, c)
 }
 
 // ConfigMapName is the name of a component's ConfigMap.
@@ -47,7 +47,7 @@ func ConfigMapName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) 
 
 // PVCName is the name of a Deployment component's volume claim.
 func PVCName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
-	return ObjectName(p, c) + "-data"
+	return appsv1alpha1.PlatformClaimName(p, c)
 }
 
 // EffectiveImage is the image a component runs at the spec's version:
@@ -350,7 +350,7 @@ func Service(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *corev
 
 // DatabaseSecretName is the name of a component's database Secret.
 func DatabaseSecretName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) string {
-	return ObjectName(p, c) + "-db"
+	return appsv1alpha1.PlatformDatabaseSecretName(p, c)
 }
 
 // DatabaseServer is how components reach the Platform's database server

@@ -22,6 +22,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // component is the app.kubernetes.io/component of a PodSet's objects.
@@ -54,7 +55,9 @@ func Deployment(ps *appsv1alpha1.PodSet) *appsv1.Deployment {
 	tmpl.ObjectMeta = metav1.ObjectMeta{Labels: tmpl.Labels, Annotations: tmpl.Annotations}
 	podLabels := map[string]string{}
 	for k, v := range tmpl.Labels {
-		podLabels[k] = v
+		if validation.ReservedPodLabel(k) == "" { // kubeforge's and the Job controller's labels are theirs
+			podLabels[k] = v
+		}
 	}
 	for k, v := range engine.CommonLabels(ps, component) {
 		podLabels[k] = v

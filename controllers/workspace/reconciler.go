@@ -26,7 +26,6 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -218,14 +217,12 @@ const ReasonPasswordRotated = "PasswordRotated"
 
 func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, pod); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
+	ours, err := r.Engine.GetOwned(ctx, ws, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, pod)
+	if err != nil {
 		return nil, fmt.Errorf("reading the IDE's Pod: %w", err)
 	}
-	if !r.Engine.Owns(ws, pod) {
-		return nil, nil // not ours; the engine refuses to take it over and says so
+	if !ours {
+		return nil, nil // none, or not ours: the engine refuses to take it over and says so
 	}
 	return pod, nil
 }

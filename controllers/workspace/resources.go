@@ -45,7 +45,7 @@ const component = "workspace"
 const PodHashAnnotation = "ide.kubeforge.io/pod-hash"
 
 // Names of a Workspace's objects.
-func PVCName(ws *idev1alpha1.Workspace) string { return ws.Name + "-home" }
+func PVCName(ws *idev1alpha1.Workspace) string { return idev1alpha1.WorkspaceHomeClaimName(ws) }
 
 // TLSSecretName is the Secret the Certificate writes and the Ingress serves.
 func TLSSecretName(ws *idev1alpha1.Workspace) string { return ws.Name + "-tls" }

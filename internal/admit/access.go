@@ -22,9 +22,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -40,9 +37,8 @@ import (
 // a SubjectAccessReview for the requester:
 //
 //	Secret, ConfigMap, ResourceClaim     get that object
-//	PersistentVolumeClaim                get that claim; one kubeforge made
-//	                                     for an object (a retained home)
-//	                                     also create pods in the namespace
+//	PersistentVolumeClaim                get that claim, and create pods in
+//	                                     the namespace (mounting it reads it)
 //	ServiceAccount (not "default")       create pods in the namespace, or
 //	                                     impersonate that ServiceAccount
 //	dataSource                           get that claim or VolumeSnapshot
@@ -51,12 +47,18 @@ import (
 //	a named owner (not the requester)    impersonate that user
 //
 // On a create every one is asked; on an update every one again, unless the
-// spec changed only in fields the kind calls harmless (Harmless).
+// spec changed only in fields the kind calls harmless (Harmless). And what
+// kubeforge made for the object and its pods use (Implicit: a Workspace's
+// home and password, a Platform's generated Secrets) belongs to the
+// object's recorded owner: anyone else who changes the spec, or asks for
+// a command by annotation (Commands: rotate, retry), must be allowed to
+// use each of those too.
 
 // access returns the references, exposures and owner record of obj that
 // the requester may not use. onlyHarmless skips the references and
-// exposures (an update of harmless fields only).
-func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool) field.ErrorList {
+// exposures (an update of harmless fields only); old is the stored object
+// on an update (the zero value on a create).
+func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool, old T) field.ErrorList {
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil || v.reviews == nil {
 		return nil // not an admission request (a unit test): nobody to ask about
@@ -76,6 +78,11 @@ func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool) fiel
 	root := field.NewPath("spec")
 	for _, ref := range validation.References(spec, root) {
 		errs = append(errs, v.reference(ctx, a, obj, ref)...)
+	}
+	if req.Operation == "UPDATE" && v.kind.Implicit != nil && a.user.Username != proof.OwnerOf(old) {
+		for _, ref := range v.kind.Implicit(obj) {
+			errs = append(errs, v.reference(ctx, a, obj, ref)...)
+		}
 	}
 	for _, e := range validation.Exposures(spec, root) {
 		what := e.Resource
@@ -111,15 +118,13 @@ func (v validator[T]) reference(ctx context.Context, a *asker, obj T, ref valida
 	case ref.Kind == validation.RefResourceClaimTemplate:
 		return get("resource.k8s.io", "resourceclaimtemplates", "ResourceClaimTemplate")
 	case ref.Kind == validation.RefClaim && ref.Group == "":
+		// Reading a claim's data is mounting it, which creating Pods allows;
+		// getting the claim object does not.
 		if errs := get("", "persistentvolumeclaims", "PersistentVolumeClaim"); len(errs) > 0 {
 			return errs
 		}
-		if v.madeByKubeforge(ctx, a.ns, ref.Name) {
-			return a.need(ctx, ref.Path, authorizationv1.ResourceAttributes{Resource: "pods", Verb: "create"},
-				fmt.Sprintf("create pods in %s, which the PersistentVolumeClaim %s, made by kubeforge for another object (a retained home), "+
-					"takes to be mounted by anything else", a.ns, ref.Name))
-		}
-		return nil
+		return a.need(ctx, ref.Path, authorizationv1.ResourceAttributes{Resource: "pods", Verb: "create"},
+			fmt.Sprintf("create pods in %s, which mounting the PersistentVolumeClaim %s takes, so may not have kubeforge mount it", a.ns, ref.Name))
 	case ref.Kind == "VolumeSnapshot" && ref.Group == "snapshot.storage.k8s.io":
 		return get("snapshot.storage.k8s.io", "volumesnapshots", "VolumeSnapshot")
 	case ref.Kind == validation.RefServiceAccount:
@@ -162,22 +167,6 @@ func serviceAccountUser(user string) (ns, name string, ok bool) {
 	}
 	ns, name, ok = strings.Cut(rest, ":")
 	return ns, name, ok && ns != "" && name != ""
-}
-
-// madeByKubeforge reports whether the claim name in ns exists and carries
-// a seal that verifies: it is an object kubeforge made for one of its own.
-func (v validator[T]) madeByKubeforge(ctx context.Context, ns, name string) bool {
-	if v.reader == nil || v.proof == nil {
-		return false
-	}
-	pvc := &metav1.PartialObjectMetadata{}
-	pvc.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"))
-	if err := v.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc); err != nil {
-		return !apierrors.IsNotFound(err) // unknown: be strict
-	}
-	_, verdict := v.proof.Check(proof.Object{GroupKind: pvc.GroupVersionKind().GroupKind(), Namespace: ns, Name: name, UID: string(pvc.UID)},
-		pvc.Annotations[proof.Annotation])
-	return verdict == proof.Sealed || verdict == proof.SealedWithOldKey
 }
 
 // specOf is obj's spec field, nil when it has none.

@@ -56,6 +56,15 @@ type Kind[T client.Object] struct {
 	// paused): an update that changes nothing else is not asked about the
 	// object's references again. Any other change is, every reference.
 	Harmless func(T)
+	// Implicit, when set, lists what the operator makes for the object and
+	// its pods then use (a Workspace's home claim and password Secret); on
+	// an update by anyone but the recorded owner, each is checked like a
+	// reference the spec names (access.go).
+	Implicit func(T) []validation.Reference
+	// Commands are annotations that make the operator act (rotate
+	// generated Secrets, retry an operation): setting or changing one is
+	// checked like a change of the spec, not admitted as metadata.
+	Commands []string
 	// Transition, when set, holds rules about what a request asks for that
 	// only admission applies, not the reconciler: a new object, or a change
 	// (old is nil on a create). A rule that arrives with an operator
@@ -190,7 +199,8 @@ func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warn
 		errs = append(errs, v.kind.Transition(none, obj)...)
 	}
 	if len(errs) == 0 {
-		errs = v.access(ctx, obj, false)
+		var none T
+		errs = v.access(ctx, obj, false, none)
 	}
 	return nil, Invalid(v.gk, obj, errs)
 }
@@ -198,15 +208,20 @@ func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warn
 func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
 	if v.kind.MetadataOnly(oldObj, newObj) {
 		// Labels, annotations, finalizers: always admitted, so that an object
-		// stored before today's rules can still be labelled, or let go of.
-		return nil, nil
+		// stored before today's rules can still be labelled, or let go of —
+		// but a command annotation asks the operator to act for the
+		// requester, like a change of the spec.
+		if !v.kind.commandChanged(oldObj, newObj) {
+			return nil, nil
+		}
+		return nil, Invalid(v.gk, newObj, v.access(ctx, newObj, false, oldObj))
 	}
 	errs := v.kind.ValidateUpdate(oldObj, newObj)
 	if v.kind.Transition != nil {
 		errs = append(errs, v.kind.Transition(oldObj, newObj)...)
 	}
 	if len(errs) == 0 {
-		errs = v.access(ctx, newObj, v.kind.onlyHarmless(oldObj, newObj))
+		errs = v.access(ctx, newObj, v.kind.onlyHarmless(oldObj, newObj) && !v.kind.commandChanged(oldObj, newObj), oldObj)
 	}
 	return nil, Invalid(v.gk, newObj, errs)
 }
@@ -215,6 +230,17 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 // the defaults the mutating webhook fills in), changing only metadata.
 func (k Kind[T]) MetadataOnly(oldObj, newObj T) bool {
 	return k.sameSpec(oldObj, newObj, nil)
+}
+
+// commandChanged reports whether an update sets or changes one of the
+// kind's command annotations.
+func (k Kind[T]) commandChanged(oldObj, newObj T) bool {
+	for _, a := range k.Commands {
+		if v, ok := newObj.GetAnnotations()[a]; ok && v != oldObj.GetAnnotations()[a] {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyHarmless reports whether an update changes nothing in the spec but

@@ -49,6 +49,36 @@ var (
 		func(kc *clusterv1alpha1.KubernetesCluster) { kc.Spec.Paused = false })
 )
 
+func init() {
+	Workspace.Implicit = func(ws *idev1alpha1.Workspace) []validation.Reference {
+		made := field.NewPath("spec")
+		refs := []validation.Reference{{Kind: validation.RefClaim, Name: idev1alpha1.WorkspaceHomeClaimName(ws), Path: made}}
+		if ws.Spec.Auth.Mode != idev1alpha1.AuthNone {
+			refs = append(refs, validation.Reference{Kind: validation.RefSecret, Name: idev1alpha1.WorkspaceAuthSecretName(ws), Path: made})
+		}
+		return refs
+	}
+	Platform.Implicit = func(p *appsv1alpha1.Platform) []validation.Reference {
+		made := field.NewPath("spec")
+		var refs []validation.Reference
+		for _, s := range p.Spec.Secrets {
+			refs = append(refs, validation.Reference{Kind: validation.RefSecret, Name: appsv1alpha1.PlatformGeneratedSecretName(p, s.Name), Path: made})
+		}
+		for i := range p.Spec.Components {
+			c := &p.Spec.Components[i]
+			if c.HasDatabase() {
+				refs = append(refs, validation.Reference{Kind: validation.RefSecret, Name: appsv1alpha1.PlatformDatabaseSecretName(p, c), Path: made})
+			}
+			if c.Storage != nil && (c.Workload == "" || c.Workload == appsv1alpha1.WorkloadDeployment) {
+				refs = append(refs, validation.Reference{Kind: validation.RefClaim, Name: appsv1alpha1.PlatformClaimName(p, c), Path: made})
+			}
+		}
+		return refs
+	}
+	Platform.Commands = []string{appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation}
+	KubernetesCluster.Commands = []string{clusterv1alpha1.RetryAnnotation}
+}
+
 func kind[T client.Object](gv schema.GroupVersion, name string, def func(T), create func(T) field.ErrorList, update func(T, T) field.ErrorList,
 	harmless func(T)) Kind[T] {
 	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update, Harmless: harmless}

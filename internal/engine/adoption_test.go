@@ -103,7 +103,7 @@ var _ = Describe("Engine with the manager's cache", func() {
 		for _, o := range userObjects("x") {
 			types = append(types, o)
 		}
-		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, types)}, types...)
+		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, engine.Types{Owned: types})}, types...)
 		opts.Scheme = env.Scheme
 		uncached, err := cache.New(env.Config, opts)
 		Expect(err).NotTo(HaveOccurred())

@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -44,9 +43,9 @@ import (
 //     holds a few hundred bytes of each. GuardCache makes a typed read of
 //     them from the cache an error, so no later code can bring their
 //     content back into it by accident.
-//   - Every other cached object keeps only kubeforge's own labels and
-//     annotations unless its seal verifies; an owned type's object without
-//     a seal keeps nothing but its metadata (CacheTransform).
+//   - Every other cached object keeps no annotation unless its seal
+//     verifies; an owned type's object without a seal keeps nothing but a
+//     few bounded fields of its metadata (CacheTransform).
 
 // ContentKinds are the kinds whose content the manager never caches.
 var ContentKinds = []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}
@@ -107,21 +106,14 @@ func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{DisableFor: ContentKinds}}
 }
 
-// kept are the label and annotation keys a cached object keeps whatever
-// its proof: kubeforge's own, and the well-known ones its selectors use.
-func kept(key string) bool {
-	prefix, _, found := strings.Cut(key, "/")
-	if !found {
-		return false
-	}
-	return prefix == "app.kubernetes.io" || prefix == "kubeforge.io" || strings.HasSuffix(prefix, ".kubeforge.io") ||
-		strings.HasSuffix(prefix, ".kubernetes.io") || strings.HasSuffix(prefix, ".k8s.io")
-}
+// keptLabels are the labels an unsealed object of an owned type keeps:
+// the engine's own, each at most 63 characters (a label value's limit).
+var keptLabels = []string{LabelManagedBy, LabelInstance, LabelComponent}
 
-func trim(m map[string]string) map[string]string {
+func trimLabels(m map[string]string) map[string]string {
 	var out map[string]string
-	for k, v := range m {
-		if kept(k) {
+	for _, k := range keptLabels {
+		if v, ok := m[k]; ok {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -133,24 +125,35 @@ func trim(m map[string]string) map[string]string {
 
 // CacheTransform returns the cache transform that bounds what each cached
 // object costs. An object whose seal verifies is kept whole (it is what
-// the operator made). Any other object keeps only the annotations kept()
-// names; one of the owned types (which the operator would have sealed)
-// keeps only such labels too and nothing else but its metadata — enough
-// for the engine to see the name taken and report a NameConflict, nothing
-// for a controller to trust. Objects of the read types (Pods of a
-// workload, EndpointSlices), made by Kubernetes controllers, keep their
-// labels and content.
-func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, owned []client.Object) toolscache.TransformFunc {
+// the operator made). Any other object keeps no annotation; one of the
+// owned types (which the operator would have sealed), or a ConfigMap's or
+// Secret's metadata, keeps only the engine's three labels and nothing else
+// but its name, UID, owner references and times — enough for the engine to
+// see the name taken and report a NameConflict, nothing for a controller
+// to trust. Objects of the read types (Pods of a workload,
+// EndpointSlices), made by Kubernetes controllers, keep their labels (the
+// cache matches selectors against them) and their content.
+// The kinds' own objects (Workspaces, Platforms, ...) and any type no kind
+// owns or reads pass through unchanged.
+func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) toolscache.TransformFunc {
 	e := &Engine{Proof: keys, Scheme: scheme}
 	ownedGK := map[reflect.Type]schema.GroupKind{}
-	for _, o := range owned {
+	for _, o := range OwnedOnly(ts...) {
 		if gvk, err := apiutil.GVKForObject(o, scheme); err == nil {
 			ownedGK[reflect.TypeOf(o)] = gvk.GroupKind()
 		}
 	}
+	read := map[reflect.Type]bool{}
+	for _, o := range Cached(ts...) {
+		read[reflect.TypeOf(o)] = true
+	}
 	return func(in any) (any, error) {
 		obj, err := meta.Accessor(in)
 		if err != nil {
+			return in, nil
+		}
+		_, isMetadata := in.(*metav1.PartialObjectMetadata)
+		if !read[reflect.TypeOf(in)] && !isMetadata {
 			return in, nil
 		}
 		gk, isOwned := ownedGK[reflect.TypeOf(in)]
@@ -160,10 +163,10 @@ func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, owned []client.
 		if gk.Kind != "" && e.Proven(gk, obj) {
 			return in, nil
 		}
-		obj.SetAnnotations(trim(obj.GetAnnotations()))
+		obj.SetAnnotations(nil)
 		_, metadataOnly := in.(*metav1.PartialObjectMetadata)
 		if metadataOnly || isOwned {
-			obj.SetLabels(trim(obj.GetLabels()))
+			obj.SetLabels(trimLabels(obj.GetLabels()))
 		}
 		if !isOwned {
 			// A read type's labels stay whole: the cache matches selectors

@@ -468,8 +468,27 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	// type empty; the comparison needs it as the desired object has it.
 	liveObj.GetObjectKind().SetGroupVersionKind(gvk)
 	gk := gvk.GroupKind()
+	standing := ours
 	if exists {
-		switch e.standingOf(gk, owner, liveObj, bind) {
+		standing = e.standingOf(gk, owner, liveObj, bind)
+		if standing != ours && e.Reader != nil {
+			// The cache may not have seen this object's seal yet (it is
+			// written right after the create): ask the API server before
+			// calling it anything but ours.
+			if err := e.Reader.Get(ctx, client.ObjectKeyFromObject(obj), liveObj); err != nil {
+				if !apierrors.IsNotFound(err) {
+					return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, err)
+				}
+				exists = false
+			}
+			liveObj.GetObjectKind().SetGroupVersionKind(gvk)
+			if exists {
+				standing = e.standingOf(gk, owner, liveObj, bind)
+			}
+		}
+	}
+	if exists {
+		switch standing {
 		case ours:
 		case reseal, handedBack:
 			log.Info("Sealing an owned object again", "object", key)
@@ -579,11 +598,35 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	if written == nil {
 		return key, unchanged, nil, fmt.Errorf("reading the created %s", key)
 	}
+	if !createdByUs(written) {
+		// Server-side apply creates or updates: an object someone made under
+		// the name between the read and this write was updated, not
+		// created. Its other writer shows in its managed fields; it is not
+		// sealed, so it is never ours.
+		conflict := &ConflictError{Key: key, Reason: conditions.ReasonNameConflict, Message: fmt.Sprintf(
+			"%s was created by someone else while this %s was creating it, so kubeforge does not take it as its own", key, ownerGVK.Kind)}
+		e.warn(owner, obj, conditions.ReasonNameConflict, "Apply", "%s", conflict.Message)
+		return key, unchanged, nil, conflict
+	}
 	if err := e.seal(ctx, gk, written, bind, nil); err != nil {
 		return key, unchanged, nil, err
 	}
 	e.event(owner, obj, "Created", "Create", "Created %s", key)
 	return key, created, written, nil
+}
+
+// createdByUs reports whether obj, the answer to the engine's create, was
+// written by the engine's apply alone: a freshly created object has one
+// managed-fields entry, the engine's apply. Entries of another writer (or
+// of an update, which a client may claim under any manager's name) mean
+// the object existed before.
+func createdByUs(obj client.Object) bool {
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager != FieldOwner || m.Operation != metav1.ManagedFieldsOperationApply {
+			return false
+		}
+	}
+	return len(obj.GetManagedFields()) > 0
 }
 
 // typed converts the API server's answer into its Go type; nil when it

@@ -18,8 +18,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +64,12 @@ const (
 	retainedBeforeSeals
 )
 
+// unfinishedFor is how young an object with only the pending mark must be
+// to be taken as one the operator created and did not get to seal.
+const unfinishedFor = 2 * time.Minute
+
+var claimKind = schema.GroupKind{Kind: "PersistentVolumeClaim"}
+
 // ReasonRetainedBeforeUpgrade is the status reason for an object kept by
 // a kubeforge version without ownership proofs, waiting for someone
 // allowed to hand it back.
@@ -81,7 +90,9 @@ func binding(ownerKind string, owner, desired client.Object) (proof.Binding, boo
 		// Unique to this owner: kept, but nobody else's to take back.
 		return proof.Retained(ownerKind + "/" + owner.GetName() + "/uid=" + string(owner.GetUID()) + "/" + claim), true
 	}
-	return proof.Retained(ownerKind + "/" + owner.GetName() + "/owner=" + who + "/" + claim), true
+	// Escaped, so that no user name can stand for another's prefix
+	// ("bob/x" is not "bob" and a claim "x").
+	return proof.Retained(ownerKind + "/" + owner.GetName() + "/owner=" + url.PathEscape(who) + "/" + claim), true
 }
 
 func sealed(gk schema.GroupKind, obj client.Object) proof.Object {
@@ -98,7 +109,13 @@ func (e *Engine) standingOf(gk schema.GroupKind, owner, live client.Object, want
 		case proof.SealedWithOldKey:
 			return reseal
 		case proof.Pending:
-			return unfinished
+			// Only just created (the seal follows the create at once), and
+			// never a claim: anyone who may update an object could copy the
+			// mark onto it, and a claim holds data.
+			if time.Since(live.GetCreationTimestamp().Time) < unfinishedFor && gk != claimKind {
+				return unfinished
+			}
+			return notOurs
 		}
 	}
 	if verdict == proof.Sealed || verdict == proof.SealedWithOldKey {
@@ -110,7 +127,12 @@ func (e *Engine) standingOf(gk schema.GroupKind, owner, live client.Object, want
 		// Sealed for someone else, or made since seals exist without one.
 		return notOurs
 	}
-	if metav1.IsControlledBy(live, owner) {
+	// Controlled by an owner that itself existed before the key: an owner
+	// reference is writable by anyone who may update the object, so one
+	// written onto an object kept from before (a retained home) for an
+	// owner made since proves nothing.
+	if metav1.IsControlledBy(live, owner) && owner.GetCreationTimestamp().Time.Before(e.Proof.Since) &&
+		live.GetAnnotations()[AnnotationRetain] != "true" {
 		return migrate
 	}
 	if live.GetAnnotations()[AnnotationRetain] == "true" && strings.HasPrefix(string(want), "retained:") {
@@ -119,13 +141,15 @@ func (e *Engine) standingOf(gk schema.GroupKind, owner, live client.Object, want
 	return notOurs
 }
 
-// seal writes the seal of live for b, guarded by live's resourceVersion so
-// that it never seals an object that changed since it was read.
+// seal writes the seal of live for b. The patch names live's UID, which
+// the API server refuses to change: it seals this object or none. It is
+// not guarded by the resourceVersion — a Kubernetes controller writes a new
+// object's status right after its create, and the seal must not lose to
+// that write.
 func (e *Engine) seal(ctx context.Context, gk schema.GroupKind, live client.Object, b proof.Binding, extra map[string]any) error {
 	md := map[string]any{
-		"uid":             string(live.GetUID()),
-		"resourceVersion": live.GetResourceVersion(),
-		"annotations":     map[string]any{proof.Annotation: e.Proof.Seal(sealed(gk, live), b)},
+		"uid":         string(live.GetUID()),
+		"annotations": map[string]any{proof.Annotation: e.Proof.Seal(sealed(gk, live), b)},
 	}
 	body := map[string]any{"metadata": md}
 	for k, v := range extra {
@@ -182,4 +206,27 @@ func (e *Engine) Proven(gk schema.GroupKind, obj metav1.Object) bool {
 	_, verdict := e.Proof.Check(proof.Object{GroupKind: gk, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(obj.GetUID())},
 		obj.GetAnnotations()[proof.Annotation])
 	return verdict == proof.Sealed || verdict == proof.SealedWithOldKey
+}
+
+// GetOwned reads the object named key into obj and reports whether it
+// exists and is proven owner's (Owns). It reads through the cache and,
+// when the cached copy is not proven (the cache may not have seen the seal
+// written right after the create), from the API server. An object that
+// exists but is not owner's is reported as not found: callers never rely
+// on it, and Apply reports the conflict.
+func (e *Engine) GetOwned(ctx context.Context, owner client.Object, key client.ObjectKey, obj client.Object) (bool, error) {
+	if err := e.Client.Get(ctx, key, obj); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return false, err
+		}
+	} else if e.Owns(owner, obj) {
+		return true, nil
+	}
+	if err := e.reader().Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return e.Owns(owner, obj), nil
 }

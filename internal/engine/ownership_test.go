@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -113,6 +114,20 @@ var _ = Describe("Ownership by proof", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(snapshot(planted)).To(Equal(before))
 		}
+	})
+
+	It("should never turn its create into an update of an object someone made under the name meanwhile", func() {
+		owner := newOwner("raced")
+		planted := cm("raced-a", map[string]string{"extra.conf": "planted"})
+		planted.Namespace = "default"
+		racing := &plantingClient{Client: counting, plant: planted}
+		raced := &engine.Engine{Client: racing, Reader: env.Client, Scheme: env.Scheme, Proof: env.Proof}
+		_, err := raced.Apply(ctx, owner, []client.Object{cm("raced-a", map[string]string{"app.conf": "ours"})}, &corev1.ConfigMap{})
+		Expect(racing.planted).To(BeTrue())
+		Expect(engine.IsConflict(err)).To(BeTrue(), "%v", err)
+		got := live("raced-a")
+		Expect(got.Data).To(HaveKeyWithValue("extra.conf", "planted"))
+		Expect(raced.Owns(owner, got)).To(BeFalse(), "not sealed, so never used as ours")
 	})
 
 	It("should delete and make anew an object it created and never sealed", func() {
@@ -221,7 +236,7 @@ var _ = Describe("Ownership by proof", func() {
 
 	It("should cache ConfigMaps and Secrets as metadata only, and strip an unsealed owned object to its metadata", func() {
 		types := []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}}
-		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, types)}, types...)
+		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, engine.Types{Owned: types})}, types...)
 		opts.Scheme = env.Scheme
 		uncached, err := cache.New(env.Config, opts)
 		Expect(err).NotTo(HaveOccurred())
@@ -267,3 +282,20 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(s.Spec.Ports).To(HaveLen(1))
 	})
 })
+
+// plantingClient creates plant just before the engine's first write: the
+// race of someone creating an object under a wanted name between the
+// engine's read and its create.
+type plantingClient struct {
+	client.Client
+	plant   client.Object
+	planted bool
+}
+
+func (p *plantingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	if !p.planted {
+		p.planted = true
+		Expect(env.Client.Create(ctx, p.plant)).To(Succeed())
+	}
+	return p.Client.Apply(ctx, obj, opts...)
+}

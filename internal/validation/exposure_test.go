@@ -137,3 +137,29 @@ func TestNewClustersMayNotCarryTemplatesOrNonPOSIXUsers(t *testing.T) {
 		t.Errorf("a stored cluster could not be paused: %v", errs)
 	}
 }
+
+func TestPodLabelsOfKubeforgeAndTheJobControllerAreReserved(t *testing.T) {
+	for key, reserved := range map[string]bool{
+		"ide.kubeforge.io/workspace":   true,
+		"apps.kubeforge.io/platform":   true,
+		"kubeforge.io/anything":        true,
+		"batch.kubernetes.io/job-name": true,
+		"job-name":                     true,
+		"controller-uid":               true,
+		"app":                          false,
+		"app.kubernetes.io/name":       false,
+		"example.com/kubeforge.io":     false,
+	} {
+		if got := ReservedPodLabel(key) != ""; got != reserved {
+			t.Errorf("ReservedPodLabel(%q) = %v, want %v", key, got, reserved)
+		}
+	}
+	stored := &appsv1alpha1.PodSet{}
+	stored.Spec.Template.Labels = map[string]string{"ide.kubeforge.io/workspace": "x"}
+	if errs := PodSetTransition(nil, stored); len(errs) != 1 {
+		t.Errorf("a new PodSet with a reserved label: %v", errs)
+	}
+	if errs := PodSetTransition(stored, stored.DeepCopy()); len(errs) != 0 {
+		t.Errorf("a stored PodSet could not be changed otherwise: %v", errs)
+	}
+}

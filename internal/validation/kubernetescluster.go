@@ -122,6 +122,11 @@ func KubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) field.ErrorList {
 func KubernetesClusterTransition(oldKC, newKC *clusterv1alpha1.KubernetesCluster) field.ErrorList {
 	errs := InstallerVersion(oldKC, newKC)
 	spec := field.NewPath("spec")
+	var before map[string]string
+	if oldKC != nil {
+		before = oldKC.Spec.Installer.PodLabels
+	}
+	errs = append(errs, ReservedPodLabels(newKC.Spec.Installer.PodLabels, before, spec.Child("installer", "podLabels"))...)
 	if oldKC == nil || !maps.Equal(oldKC.Spec.Installer.ExtraVars, newKC.Spec.Installer.ExtraVars) {
 		for _, name := range slices.Sorted(maps.Keys(newKC.Spec.Installer.ExtraVars)) {
 			if v := newKC.Spec.Installer.ExtraVars[name]; HasTemplate(v) {

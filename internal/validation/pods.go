@@ -15,11 +15,17 @@
 package validation
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 )
 
 // PodTemplate validates what a user writes in a pod template that the
@@ -116,4 +122,51 @@ func NameAtMost(name string, max int) field.ErrorList {
 		return field.ErrorList{field.TooLong(field.NewPath("metadata", "name"), name, max)}
 	}
 	return nil
+}
+
+// ReservedPodLabel says why a label a spec asks for on the Pods kubeforge
+// makes is not allowed ("" when it is): kubeforge's own (kubeforge.io/*,
+// *.kubeforge.io/*), which its Services, NetworkPolicies and status select
+// Pods by — a Pod labelled ide.kubeforge.io/workspace=alice would join
+// alice's IDE Service — and the Job controller's, which tie a Pod to a
+// Job. The builders drop such labels too, for objects stored before the
+// rule.
+func ReservedPodLabel(key string) string {
+	prefix, name, found := strings.Cut(key, "/")
+	if !found {
+		name, prefix = prefix, ""
+	}
+	switch {
+	case prefix == "kubeforge.io" || strings.HasSuffix(prefix, ".kubeforge.io"):
+		return "kubeforge selects its own Pods by its labels; they are set by kubeforge only"
+	case prefix == "batch.kubernetes.io" || (prefix == "" && (name == "job-name" || name == "controller-uid")):
+		return "the Job controller's labels tie a Pod to a Job; they are set by Kubernetes only"
+	}
+	return ""
+}
+
+// ReservedPodLabels returns a field error for each reserved label in
+// labels that was not already in before with the same value.
+func ReservedPodLabels(labels, before map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if why := ReservedPodLabel(k); why != "" {
+			if old, ok := before[k]; ok && old == labels[k] {
+				continue
+			}
+			errs = append(errs, field.Forbidden(p.Key(k), why))
+		}
+	}
+	return errs
+}
+
+// PodSetTransition are the rules a new PodSet, or a change of its pod
+// labels, must pass while PodSets stored before them stay valid: no
+// reserved Pod label (the builder drops those of a stored one).
+func PodSetTransition(oldPS, newPS *appsv1alpha1.PodSet) field.ErrorList {
+	var before map[string]string
+	if oldPS != nil {
+		before = oldPS.Spec.Template.Labels
+	}
+	return ReservedPodLabels(newPS.Spec.Template.Labels, before, field.NewPath("spec", "template", "metadata", "labels"))
 }

@@ -293,27 +293,31 @@ func pipeCost(p *parse.PipeNode) (int, error) {
 	return total, nil
 }
 
-// checkRangeOver allows a range only over the facts' collections: a field
-// (.Values, $.Components, (index .Components "db").Ports) or index of one.
+// checkRangeOver allows a range only over the facts' collections, by the
+// name of the field it reads: .Values, .Components or a component's
+// .Ports, off the data, a variable or a parenthesized pipeline. Every other
+// field of the facts is a string or a number (ranging over a number loops
+// that many times), so anything else is refused.
 func checkRangeOver(p *parse.PipeNode) error {
 	bad := errors.New("range is allowed over the facts' own collections only (.Values, .Components, a component's .Ports)")
-	if p == nil || len(p.Cmds) != 1 {
+	if p == nil || len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
 		return bad
 	}
-	args := p.Cmds[0].Args
-	switch a := args[0].(type) {
+	var fields []string
+	switch a := p.Cmds[0].Args[0].(type) {
 	case *parse.FieldNode:
-		return nil
+		fields = a.Ident
 	case *parse.VariableNode:
-		if len(a.Ident) > 1 {
-			return nil // $.Values, $x.Ports: a field of a variable
-		}
+		fields = a.Ident[1:]
 	case *parse.ChainNode:
+		fields = a.Field
+	}
+	if len(fields) == 0 {
+		return bad
+	}
+	switch fields[len(fields)-1] {
+	case "Values", "Components", "Ports":
 		return nil
-	case *parse.IdentifierNode:
-		if a.Ident == "index" {
-			return nil // an element of a collection: at most the facts' own
-		}
 	}
 	return bad
 }

@@ -37,6 +37,9 @@ func TestHostileConfigTemplatesAreRefusedBeforeTheyRun(t *testing.T) {
 		{"recursion", `{{define "a"}}{{template "a"}}{{end}}{{template "a"}}`, "define"},
 		{"a range over a number", `{{range 1000000000}}{{end}}`, "range"},
 		{"a range over a computed number", `{{range (len .Values)}}{{end}}`, "range"},
+		{"a range over a number of the facts", `{{range $.Database.Port}}{{end}}`, "range"},
+		{"a range over a port", `{{range index (index .Components "db").Ports "pg"}}{{end}}`, "range"},
+		{"nested ranges over ports", strings.Repeat(`{{range (index .Components "db").Ports}}`, 13) + strings.Repeat("{{end}}", 13), "steps"},
 		{"call", `{{call .X}}`, "call"},
 		{"many sequential ranges", strings.Repeat("{{range .Values}}{{end}}", 600), "steps"},
 	} {

@@ -43,3 +43,7 @@ func WorkspaceCredentialsSecret(ws *Workspace) string {
 // WorkspaceAuthSecretName is the name of the Secret for a Workspace's
 // password: <name>-auth.
 func WorkspaceAuthSecretName(ws *Workspace) string { return ws.Name + "-auth" }
+
+// WorkspaceHomeClaimName is the name of a Workspace's home volume claim:
+// <name>-home.
+func WorkspaceHomeClaimName(ws *Workspace) string { return ws.Name + "-home" }

@@ -36,7 +36,7 @@ func (e *Env) StartController(ctx context.Context, types engine.Types,
 	setup func(mgr ctrl.Manager, c client.Client, eng *engine.Engine) error) (*CountingClient, error) {
 	// The cache and client the manager runs with (cmd/manager): ConfigMaps
 	// and Secrets as metadata, unsealed objects stripped.
-	settings := engine.CacheSettings{Transform: engine.CacheTransform(e.Proof, e.Scheme, engine.OwnedOnly(types))}
+	settings := engine.CacheSettings{Transform: engine.CacheTransform(e.Proof, e.Scheme, types)}
 	mgr, err := e.NewManager(ctrl.Options{
 		Cache: engine.CacheOptions(settings, engine.Cached(types)...),
 		NewCache: func(config *rest.Config, opts cache.Options) (cache.Cache, error) {

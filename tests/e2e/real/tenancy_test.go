@@ -381,6 +381,47 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		Expect(k8sClient.Delete(ctx, ws)).To(Succeed())
 	})
 
+	It("edits alice's Workspace to run another image with her home and password: refused", func() {
+		ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "alices-ide", Namespace: tenancyNS},
+			Spec: idev1alpha1.WorkspaceSpec{Started: ptr.To(false)}}
+		Expect(alice.Create(ctx, ws)).To(Succeed())
+		Expect(mallory.Get(ctx, client.ObjectKeyFromObject(ws), ws)).To(Succeed())
+		swapped := ws.DeepCopy()
+		swapped.Spec.Image = "registry.example.com/mallory/ide:1"
+		err := mallory.Update(ctx, swapped)
+		refusedAt(err, "spec")
+		Expect(err.Error()).To(ContainSubstring("alices-ide-home"))
+		Expect(k8sClient.Delete(ctx, ws)).To(Succeed())
+	})
+
+	It("asks alice's Platform to rotate its generated Secrets, or her cluster to retry, by annotation: refused", func() {
+		p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "alices-plat", Namespace: tenancyNS},
+			Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1",
+				Secrets:    []appsv1alpha1.PlatformSecret{{Name: "session", Keys: []string{"key"}}},
+				Components: []appsv1alpha1.PlatformComponent{{Name: "api", Image: echoImage, Replicas: ptr.To(int32(0))}}}}
+		Expect(alice.Create(ctx, p)).To(Succeed())
+		err := mallory.Patch(ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"kubeforge.io/rotate-secret":"session"}}}`)))
+		refusedAt(err, "spec")
+		Expect(err.Error()).To(ContainSubstring("alices-plat-session"))
+		Expect(k8sClient.Delete(ctx, p)).To(Succeed())
+
+		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "retried", Namespace: tenancyNS},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Paused: true,
+				Masters:      []clusterv1alpha1.Host{{Address: "127.0.0.1", Name: "cp1"}},
+				SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "alice-ssh"},
+				Installer:    clusterv1alpha1.Installer{Image: installerImage}}}
+		Expect(alice.Create(ctx, kc)).To(Succeed())
+		refusedAt(mallory.Patch(ctx, kc.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"kubeforge.io/retry":"1"}}}`))),
+			"spec.sshSecretRef.name")
+		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
+	})
+
+	It("labels a PodSet's Pods as alice's IDE, to join its Service: refused", func() {
+		ps := tenantPodSet("joins-ide", func(*corev1.PodSpec) {})
+		ps.Spec.Template.Labels["ide.kubeforge.io/workspace"] = "alices-ide"
+		refusedAt(mallory.Create(ctx, ps), "spec.template.metadata.labels[ide.kubeforge.io/workspace]")
+	})
+
 	It("plants 500 ConfigMaps of 900 KiB labelled managed-by kubeforge: both manager replicas start and stay within their memory limit", func() {
 		const count, size = 500, 900 << 10
 		data := strings.Repeat("k", size)

@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 // +kubebuilder:webhook:path=/mutate-apps-kubeforge-io-v1alpha1-podset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=podsets,verbs=create;update,versions=v1alpha1,name=mpodset-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
@@ -29,5 +30,7 @@ import (
 
 // SetupPodSetWebhookWithManager serves the PodSet webhooks.
 func SetupPodSetWebhookWithManager(mgr ctrl.Manager, opts admit.Options) error {
-	return admit.Register(mgr, admit.PodSet, opts)
+	k := admit.PodSet
+	k.Transition = validation.PodSetTransition
+	return admit.Register(mgr, k, opts)
 }

@@ -17,6 +17,7 @@ package v1alpha1_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -124,5 +125,33 @@ var _ = Describe("Workspace webhooks", func() {
 		u := workspaceJSON("toggle", `{}`)
 		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
 		Expect(suite.Client.Patch(suite.Ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":false}}`)))).To(Succeed())
+	})
+})
+
+var _ = Describe("Workspace webhooks and the requester's rights", func() {
+	workspaces := rbacv1.PolicyRule{APIGroups: []string{"ide.kubeforge.io"}, Resources: []string{"workspaces"}, Verbs: []string{"create", "get", "update", "patch"}}
+
+	It("should let only someone who may use the owner's home and password change another person's Workspace beyond starting and stopping it", func() {
+		kim, err := suite.Env.As(suite.Ctx, "kim", "default", workspaces)
+		Expect(err).NotTo(HaveOccurred())
+		kims := workspaceJSON("kims", `{"user":"kim"}`)
+		Expect(kim.Create(suite.Ctx, kims)).To(Succeed())
+		Expect(kims.GetAnnotations()).To(HaveKeyWithValue("kubeforge.io/owner", "kim"))
+		Expect(kim.Patch(suite.Ctx, kims.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"image":"registry.example.com/my-ide:2"}}`)))).
+			To(Succeed(), "the owner changes their own Workspace")
+
+		lee, err := suite.Env.As(suite.Ctx, "lee", "default", workspaces)
+		Expect(err).NotTo(HaveOccurred())
+		err = lee.Patch(suite.Ctx, kims.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"image":"registry.example.com/steal:1"}}`)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(And(ContainSubstring("lee may not get the Secret kims-auth"), ContainSubstring("kims-home")))
+		Expect(lee.Patch(suite.Ctx, kims.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":false}}`)))).
+			To(Succeed(), "stopping is harmless")
+	})
+
+	It("should refuse an Ingress to an IDE without a password unless the administrator allows it", func() {
+		err := suite.Client.Create(suite.Ctx, workspaceJSON("open", `{"auth":{"mode":"None"},"ingress":{"host":"open.example.com"}}`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(testenv.Causes(err)).To(ContainElement("spec.ingress"))
 	})
 })
