@@ -52,7 +52,7 @@ up() {
   [[ -x bin/manager ]] || go build -o bin/manager ./cmd/manager
   log "starting the manager; log: $LOG_FILE"
   nohup bin/manager --kubeconfig "$KUBECONFIG" \
-    --leader-elect --leader-election-namespace kube-system \
+    --leader-elect --leader-election-namespace kube-system --ensure-admission-policy \
     --webhook-cert-path "$DEMO_DIR/certs" --webhook-port "$WEBHOOK_PORT" \
     --metrics-bind-address "127.0.0.1:$METRICS_PORT" \
     --health-probe-bind-address "127.0.0.1:$PROBE_PORT" \

@@ -117,7 +117,10 @@ func endpointSlice(svc *corev1.Service, ready ...bool) *discoveryv1.EndpointSlic
 // makeProxyAvailable plays the Deployment controller for the proxy.
 func makeProxyAvailable(name string, replicas int32) {
 	d := &appsv1.Deployment{}
-	Expect(suite.Client.Get(suite.Ctx, key(name+"-proxy"), d)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(suite.Client.Get(suite.Ctx, key(name+"-proxy"), d)).To(Succeed())
+		g.Expect(testenv.Sealed(d)).To(BeTrue())
+	}).Should(Succeed())
 	d.Status = appsv1.DeploymentStatus{
 		ObservedGeneration: d.Generation,
 		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,

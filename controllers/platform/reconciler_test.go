@@ -36,6 +36,7 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func key(name string) types.NamespacedName {
@@ -80,6 +81,9 @@ func makeReady(name string) {
 		d := &appsv1.Deployment{}
 		if err := suite.Client.Get(suite.Ctx, key(name), d); err != nil {
 			return err
+		}
+		if !testenv.Sealed(d) {
+			return fmt.Errorf("%s is not sealed yet", name)
 		}
 		r := *d.Spec.Replicas
 		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}

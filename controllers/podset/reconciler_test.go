@@ -177,7 +177,10 @@ var _ = Describe("PodSet Controller", func() {
 
 			// Play the Deployment and ReplicaSet controllers.
 			d := &appsv1.Deployment{}
-			Eventually(func(g Gomega) { d = getDeployment("observed")(g) }).Should(Succeed())
+			Eventually(func(g Gomega) {
+				d = getDeployment("observed")(g)
+				g.Expect(testenv.Sealed(d)).To(BeTrue())
+			}).Should(Succeed())
 			for _, name := range []string{"observed-b", "observed-a"} {
 				p := &corev1.Pod{
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: d.Spec.Template.Labels},

@@ -36,6 +36,7 @@ import (
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 func newWorkspace(name string) *idev1alpha1.Workspace {
@@ -69,6 +70,7 @@ func getPod(name string) func(g Gomega) *corev1.Pod {
 	return func(g Gomega) *corev1.Pod {
 		p := &corev1.Pod{}
 		g.Expect(suite.Client.Get(suite.Ctx, key(name), p)).To(Succeed())
+		g.Expect(testenv.Sealed(p)).To(BeTrue(), "the engine is still writing it")
 		return p
 	}
 }

@@ -71,6 +71,8 @@ func (r *replica) start() {
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", r.probePort),
 		"--api-bind-address", fmt.Sprintf("127.0.0.1:%d", r.apiPort),
 		"--api-cert-path", apiCertDir,
+		// As under OLM: the manager applies the owner-record policy itself.
+		"--ensure-admission-policy",
 	)
 	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
 	Expect(r.cmd.Start()).To(Succeed())

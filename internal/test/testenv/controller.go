@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
 // StartController runs a manager on the test control plane the way the
@@ -60,4 +62,13 @@ func (e *Env) StartController(ctx context.Context, types engine.Types,
 		}
 	}()
 	return counting, nil
+}
+
+// Sealed reports whether obj carries the engine's seal, not only the mark
+// of a create in flight: the engine is done writing it. A test that plays
+// a Kubernetes controller (writing a Deployment's or Pod's status) waits
+// for it, since the seal changes the object (and a Deployment's
+// generation) right after its create.
+func Sealed(obj client.Object) bool {
+	return strings.HasPrefix(obj.GetAnnotations()[proof.Annotation], "v1.")
 }

@@ -197,6 +197,13 @@ spec:
 		Expect(k8sClient.List(ctx, pods, client.InNamespace(workNS), client.MatchingLabels{"app": "web"})).To(Succeed())
 		Expect(pods.Items).To(HaveLen(1))
 		firstPod = pods.Items[0].UID
+
+		By("the owner record holds without the webhooks: the manager applied the policy an OLM bundle cannot carry")
+		Expect(get("default", "validatingadmissionpolicybinding/kubeforge-owner-record", "{.spec.policyName}")).To(Equal("kubeforge-owner-record"))
+		err = k8sClient.Patch(ctx, ps, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"kubeforge.io/owner":"someone-else"}}}`)))
+		Expect(err).NotTo(HaveOccurred(), "the mutating webhook keeps the record as it was")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
+		Expect(ps.Annotations).NotTo(HaveKeyWithValue("kubeforge.io/owner", "someone-else"))
 	})
 
 	It("upgrades the running operator to a second bundle added to the catalog, and keeps reconciling what exists", func() {

@@ -72,6 +72,8 @@ func impersonating(user string) client.Client {
 	return c
 }
 
+// tenants makes the namespace, the two tenants' rights and alice's Secrets
+// once; every spec starts from them.
 func tenants() {
 	if alice != nil {
 		return
@@ -104,9 +106,13 @@ func tenants() {
 	Eventually(func() error {
 		return alice.List(ctx, &corev1.SecretList{}, client.InNamespace(tenancyNS))
 	}).Should(Succeed())
-	// alice's Secret, which mallory may not read.
+	// alice's Secrets, which mallory may not read: a token, and an SSH key
+	// (not a real one: her clusters here run against this host only, and
+	// only when an attack got through).
 	Expect(client.IgnoreAlreadyExists(alice.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "alice-token", Namespace: tenancyNS},
 		StringData: map[string]string{"token": "alice's"}}))).To(Succeed())
+	Expect(client.IgnoreAlreadyExists(alice.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "alice-ssh", Namespace: tenancyNS},
+		Type: corev1.SecretTypeSSHAuth, StringData: map[string]string{corev1.SSHAuthPrivateKey: "not a real key"}}))).To(Succeed())
 }
 
 // refusedAt asserts that err is a field error at path.
@@ -128,8 +134,8 @@ func condition(conds []metav1.Condition, t string) *metav1.Condition {
 	return meta.FindStatusCondition(conds, t)
 }
 
-var _ = Describe("Tenancy: one tenant attacking another in the same namespace", Ordered, Label("real", "tenancy"), func() {
-	BeforeAll(tenants)
+var _ = Describe("Tenancy: one tenant attacking another in the same namespace", Label("real", "tenancy"), func() {
+	BeforeEach(tenants)
 
 	It("plants an installer operation's ConfigMap with forged annotations and owner reference: the operation never runs it", func() {
 		const name = "victim-kc"
@@ -144,9 +150,7 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 			extra(cm)
 			return cm
 		}
-		By("alice's SSH key and her cluster, paused (the installer would run against this host only)")
-		Expect(client.IgnoreAlreadyExists(alice.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "alice-ssh", Namespace: tenancyNS},
-			Type: corev1.SecretTypeSSHAuth, StringData: map[string]string{corev1.SSHAuthPrivateKey: "not a real key"}}))).To(Succeed())
+		By("alice's cluster, paused (the installer would run against this host only)")
 		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenancyNS},
 			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Paused: true,
 				Masters:      []clusterv1alpha1.Host{{Address: "127.0.0.1", Name: "cp1"}},
