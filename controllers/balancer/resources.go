@@ -83,17 +83,13 @@ func DesiredObjects(b *networkingv1alpha1.Balancer, conf string) []client.Object
 	return objs
 }
 
-// ConfigMap holds the proxy's nginx.conf. It is immutable: nobody who may
-// update ConfigMaps can change what the proxy runs; new weights make it
-// anew (and roll the proxy by its config hash).
+// ConfigMap holds the proxy's nginx.conf.
 func ConfigMap(b *networkingv1alpha1.Balancer, conf string) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{
+	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(b, ProxyName(b), componentProxy),
 		Data:       map[string]string{"nginx.conf": conf},
 	}
-	engine.Immutable(cm)
-	return cm
 }
 
 // proxyDrainSeconds is how long a terminating proxy Pod keeps serving

@@ -177,7 +177,7 @@ func OperationSums(files map[string]string) string {
 // digests it names (KUBEFORGE_OPERATION_SUMS).
 const VerifyAndRun = `set -eu
 dir=${KUBEFORGE_CONFIG_DIR:-` + configDir + `}
-want=$(printf '%s' "$KUBEFORGE_OPERATION_SUMS" | grep -c .)
+want=$(printf '%s' "$KUBEFORGE_OPERATION_SUMS" | wc -l)
 set -- "$dir"/*
 if [ "$#" -ne "$want" ] || ! printf '%s' "$KUBEFORGE_OPERATION_SUMS" | (cd "$dir" && sha256sum -c --quiet - >/dev/null 2>&1); then
   echo "kubeforge: the operation's files are not the ones kubeforge made; not running them" >&2

@@ -192,8 +192,20 @@ func TestInstallerRunsOnlyTheFilesKubeforgeMade(t *testing.T) {
 			}
 		}
 		mutate(dir)
-		cmd := exec.Command("sh", "-c", VerifyAndRun)
-		cmd.Env = append(os.Environ(), "KUBEFORGE_CONFIG_DIR="+dir, "KUBEFORGE_OPERATION_SUMS="+sums)
+		// Only what an installer image is sure to have: a shell and the
+		// coreutils it names (the stand-in image has no grep, say).
+		bin := t.TempDir()
+		for _, tool := range []string{"sh", "wc", "sha256sum"} {
+			path, err := exec.LookPath(tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(path, filepath.Join(bin, tool)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("/bin/sh", "-c", VerifyAndRun)
+		cmd.Env = []string{"PATH=" + bin, "KUBEFORGE_CONFIG_DIR=" + dir, "KUBEFORGE_OPERATION_SUMS=" + sums}
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

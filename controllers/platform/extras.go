@@ -183,9 +183,6 @@ func GeneratedSecret(p *appsv1alpha1.Platform, s *appsv1alpha1.PlatformSecret, v
 	for _, k := range s.Keys {
 		sec.Data[k] = []byte(values[k])
 	}
-	// Immutable: whoever may update Secrets (without reading them) cannot
-	// put a value of their own in; new values make it anew.
-	engine.Immutable(sec)
 	engine.Claim(sec, "secret="+s.Name)
 	if s.ReclaimPolicy != "Delete" {
 		engine.Retain(sec)

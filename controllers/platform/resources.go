@@ -305,17 +305,12 @@ func ConfigHash(files map[string]string) string {
 }
 
 // ConfigMap holds a component's rendered config files.
-// It is immutable: nobody who may update ConfigMaps can change what the
-// component reads; a config change makes it anew (and rolls the component
-// by its config hash).
 func ConfigMap(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, files map[string]string) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{
+	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: objectMeta(p, c, ConfigMapName(p, c)),
 		Data:       files,
 	}
-	engine.Immutable(cm)
-	return cm
 }
 
 // PVC is a Deployment component's volume. With the Retain policy it has no
@@ -365,9 +360,7 @@ func DatabaseServer(p *appsv1alpha1.Platform) database.Server {
 func DatabaseSecret(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, password string) *corev1.Secret {
 	server := DatabaseServer(p)
 	name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
-	// Immutable: whoever may update Secrets cannot put a password of their
-	// own in for the operator to give the server. A new password makes it anew.
-	sec := &corev1.Secret{
+	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: objectMeta(p, c, DatabaseSecretName(p, c)),
 		Type:       corev1.SecretTypeOpaque,
@@ -380,6 +373,4 @@ func DatabaseSecret(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent,
 			"url":      []byte(database.URL(server, name, user, password)),
 		},
 	}
-	engine.Immutable(sec)
-	return sec
 }

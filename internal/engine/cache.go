@@ -137,28 +137,28 @@ func trimLabels(m map[string]string) map[string]string {
 // owns or reads pass through unchanged.
 func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) toolscache.TransformFunc {
 	e := &Engine{Proof: keys, Scheme: scheme}
-	ownedGK := map[reflect.Type]schema.GroupKind{}
+	owned := map[reflect.Type]bool{}
 	for _, o := range OwnedOnly(ts...) {
-		if gvk, err := apiutil.GVKForObject(o, scheme); err == nil {
-			ownedGK[reflect.TypeOf(o)] = gvk.GroupKind()
-		}
+		owned[reflect.TypeOf(o)] = true
 	}
-	read := map[reflect.Type]bool{}
+	kinds := map[reflect.Type]schema.GroupKind{}
 	for _, o := range Cached(ts...) {
-		read[reflect.TypeOf(o)] = true
+		if gvk, err := apiutil.GVKForObject(o, scheme); err == nil {
+			kinds[reflect.TypeOf(o)] = gvk.GroupKind()
+		}
 	}
 	return func(in any) (any, error) {
 		obj, err := meta.Accessor(in)
 		if err != nil {
 			return in, nil
 		}
-		_, isMetadata := in.(*metav1.PartialObjectMetadata)
-		if !read[reflect.TypeOf(in)] && !isMetadata {
-			return in, nil
-		}
-		gk, isOwned := ownedGK[reflect.TypeOf(in)]
+		gk, cached := kinds[reflect.TypeOf(in)]
+		isOwned := owned[reflect.TypeOf(in)]
 		if pom, ok := in.(*metav1.PartialObjectMetadata); ok {
-			gk, isOwned = pom.GroupVersionKind().GroupKind(), false
+			gk, cached, isOwned = pom.GroupVersionKind().GroupKind(), true, false
+		}
+		if !cached {
+			return in, nil
 		}
 		if gk.Kind != "" && e.Proven(gk, obj) {
 			return in, nil

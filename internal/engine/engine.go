@@ -109,8 +109,10 @@ func CreateOnly(obj client.Object) {
 
 // Immutable makes a desired ConfigMap or Secret immutable: nobody, the
 // tenants who may update such objects included, can change its content
-// after the operator made it. When the desired content changes, the
-// engine deletes the object and makes it anew (a new UID, a new seal).
+// after the operator made it. CreateOnly sets it: what is made once and
+// then relied on. (Not for one whose content changes while Pods mount it
+// by name: the kubelet keeps an immutable object's content cached, so one
+// made anew under the same name would not reach new Pods on that node.)
 // Other kinds are left as they are.
 func Immutable(obj client.Object) {
 	switch o := obj.(type) {
@@ -542,11 +544,6 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 			diff = difference(have, want, "")
 			if diff == "" {
 				return key, unchanged, liveObj, nil
-			}
-			if immutable(liveObj) {
-				// Its content cannot change: it is deleted and made anew.
-				log.Info("Replacing an immutable owned object", "object", key, "firstDifference", diff)
-				remake = true
 			}
 		}
 	}

@@ -148,27 +148,18 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(eng.Owns(owner, now)).To(BeTrue())
 	})
 
-	It("should make an immutable object anew when what it wants changes, and nobody can change it in between", func() {
+	It("should make a create-only ConfigMap immutable, so that nobody can change what it relies on", func() {
 		owner := newOwner("immutable")
-		want := func(v string) *corev1.ConfigMap {
-			c := cm("immutable-a", map[string]string{"nginx.conf": v})
-			engine.Immutable(c)
-			return c
-		}
-		_, err := eng.Apply(ctx, owner, []client.Object{want("one")}, &corev1.ConfigMap{})
+		c := cm("immutable-a", map[string]string{"run.sh": "install"})
+		engine.CreateOnly(c)
+		_, err := eng.Apply(ctx, owner, []client.Object{c}, &corev1.ConfigMap{})
 		Expect(err).NotTo(HaveOccurred())
-		first := live("immutable-a")
-		Expect(first.Immutable).To(Equal(ptr.To(true)))
-		tampered := first.DeepCopy()
-		tampered.Data["nginx.conf"] = "planted"
+		made := live("immutable-a")
+		Expect(made.Immutable).To(Equal(ptr.To(true)))
+		tampered := made.DeepCopy()
+		tampered.Data["run.sh"] = "curl evil"
 		Expect(apierrors.IsInvalid(env.Client.Update(ctx, tampered))).To(BeTrue(), "an immutable ConfigMap's data cannot change")
-
-		_, err = eng.Apply(ctx, owner, []client.Object{want("two")}, &corev1.ConfigMap{})
-		Expect(err).NotTo(HaveOccurred())
-		second := live("immutable-a")
-		Expect(second.UID).NotTo(Equal(first.UID))
-		Expect(second.Data).To(Equal(map[string]string{"nginx.conf": "two"}))
-		Expect(eng.Owns(owner, second)).To(BeTrue())
+		Expect(eng.Owns(owner, live("immutable-a"))).To(BeTrue())
 	})
 
 	Context("When objects were made by a kubeforge without ownership proofs", func() {
@@ -236,7 +227,8 @@ var _ = Describe("Ownership by proof", func() {
 
 	It("should cache ConfigMaps and Secrets as metadata only, and strip an unsealed owned object to its metadata", func() {
 		types := []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}}
-		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, engine.Types{Owned: types})}, types...)
+		ts := engine.Types{Owned: types, Read: []engine.Read{{Object: &corev1.Pod{}}}}
+		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, ts)}, engine.Cached(ts)...)
 		opts.Scheme = env.Scheme
 		uncached, err := cache.New(env.Config, opts)
 		Expect(err).NotTo(HaveOccurred())
@@ -261,6 +253,17 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, err = c.GetInformer(cctx, &corev1.Service{})
 		Expect(err).NotTo(HaveOccurred())
+		_, err = c.GetInformer(cctx, &corev1.Pod{})
+		Expect(err).NotTo(HaveOccurred())
+		// A Pod, a type kinds read: one the engine made (sealed), one another
+		// controller made (a ReplicaSet's, say).
+		pod := func(name string) *corev1.Pod {
+			return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{engine.LabelManagedBy: engine.ManagedByValue, "app": "x"},
+				Annotations: map[string]string{"note": "x"}}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+		}
+		_, err = eng.Apply(ctx, owner, []client.Object{pod("cached-pod")}, &corev1.Pod{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(env.Client.Create(ctx, pod("replicaset-pod"))).To(Succeed())
 		go func() { defer GinkgoRecover(); Expect(c.Start(cctx)).To(Succeed()) }()
 		Expect(c.WaitForCacheSync(cctx)).To(BeTrue())
 
@@ -280,6 +283,17 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(s.Annotations).NotTo(HaveKey("note"))
 		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "cached-svc"}, s) }).Should(Succeed())
 		Expect(s.Spec.Ports).To(HaveLen(1))
+
+		By("a sealed Pod keeps its seal (so pruning knows it), another keeps its labels and content but no annotation")
+		p := &corev1.Pod{}
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "cached-pod"}, p)).To(Succeed())
+			g.Expect(eng.Owns(owner, p)).To(BeTrue())
+		}).Should(Succeed())
+		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "replicaset-pod"}, p) }).Should(Succeed())
+		Expect(p.Annotations).To(BeEmpty())
+		Expect(p.Labels).To(HaveKeyWithValue("app", "x"))
+		Expect(p.Spec.Containers).To(HaveLen(1))
 	})
 })
 
