@@ -204,9 +204,8 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		swapped := ps.DeepCopy()
 		swapped.Spec.Template.Spec.Containers[0].Image = "registry.example.com/mallory/exfiltrate:1"
 		refusedAt(mallory.Update(ctx, swapped), "spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name")
-		scaled := ps.DeepCopy()
-		scaled.Spec.Replicas = ptr.To(int32(0))
-		Expect(mallory.Update(ctx, scaled)).To(Succeed(), "replicas is harmless: no reference is asked about again")
+		Expect(mallory.Patch(ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`)))).
+			To(Succeed(), "replicas is harmless: no reference is asked about again")
 		Expect(k8sClient.Delete(ctx, ps)).To(Succeed())
 	})
 
@@ -481,7 +480,7 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		Expect(alice.Create(ctx, ps)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
-			g.Expect(ps.Status.ReadyReplicas).To(Equal(int32(1)))
+			g.Expect(ps.Status.ReadyReplicas).To(Equal(*ps.Spec.Replicas))
 		}, "2m").Should(Succeed())
 		time.Sleep(3 * time.Second)
 		u := managerUsage()
