@@ -163,9 +163,14 @@ restore_sysctls() {
 }
 
 # certificate NAME SUBJECT: a client certificate signed by the cluster's CA.
+# One kept from an earlier cluster (a run killed before down) is made anew:
+# the cluster's CA is new with every cluster.
 certificate() {
   local name=$1 subject=$2 dir="$STATE/pki"
-  [[ -f "$dir/$name.crt" ]] && return 0
+  if [[ -f "$dir/$name.crt" ]] &&
+    openssl verify -CAfile "$CLUSTER_DIR/pki/ca.crt" "$dir/$name.crt" >/dev/null 2>&1; then
+    return 0
+  fi
   mkdir -p "$dir"
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
     -keyout "$dir/$name.key" -subj "$subject" -out "$dir/$name.csr" 2>/dev/null

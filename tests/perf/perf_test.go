@@ -115,16 +115,17 @@ func setup(t *testing.T, nodes, volumes int) *env {
 	// A /16 Service range: every Balancer takes two Services.
 	clusterEnv := []string{"CLUSTER_NAME=kubeforge-perf", fmt.Sprintf("CLUSTER_NODES=%d", nodes), fmt.Sprintf("CLUSTER_VOLUMES=%d", volumes),
 		"CLUSTER_SERVICE_CIDR=10.96.0.0/16", "PATH=" + bin + ":" + os.Getenv("PATH")}
-	kubeconfig, err := e2ekit.ClusterUp(root, clusterEnv, "PERF_REUSE_CLUSTER")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{t: t, kubeconfig: kubeconfig}
+	// Deleted however far its start got.
 	t.Cleanup(func() {
 		if os.Getenv("PERF_KEEP_CLUSTER") == "" {
 			run(t, clusterEnv, "hack/cluster.sh", "down")
 		}
 	})
+	kubeconfig, err := e2ekit.ClusterUp(root, clusterEnv, "PERF_REUSE_CLUSTER")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, kubeconfig: kubeconfig}
 	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
