@@ -37,6 +37,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
@@ -97,6 +98,7 @@ func appendArtifact(name, line string) {
 }
 
 var _ = BeforeSuite(func() {
+	logf.SetLogger(GinkgoLogr) // the suite's own clients log into the spec's output
 	Expect(os.Geteuid()).To(Equal(0), "a real node needs root: containerd, the kubelet and iptables")
 	artifacts = filepath.Join(root, "tests", "e2e", "artifacts", "real")
 	Expect(os.RemoveAll(artifacts)).To(Succeed())
@@ -121,8 +123,8 @@ var _ = BeforeSuite(func() {
 		_, err := run("hack/addons.sh", "install")
 		Expect(err).NotTo(HaveOccurred())
 	})
-	timed("make deploy, until both manager Pods are Ready", func() {
-		_, err := run("make", "deploy")
+	timed("make deploy deploy-monitoring, until both manager Pods are Ready", func() {
+		_, err := run("make", "deploy", "deploy-monitoring")
 		Expect(err).NotTo(HaveOccurred())
 		// What this cluster's administrator allows as installer images:
 		// kubespray's, and the stand-in the KubernetesCluster specs run.

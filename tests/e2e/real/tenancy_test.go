@@ -201,9 +201,10 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		})
 		Expect(alice.Create(ctx, ps)).To(Succeed())
 		Expect(mallory.Get(ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
-		swapped := ps.DeepCopy()
-		swapped.Spec.Template.Spec.Containers[0].Image = "registry.example.com/mallory/exfiltrate:1"
-		refusedAt(mallory.Update(ctx, swapped), "spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name")
+		// A JSON patch, without a resourceVersion: the operator's own writes
+		// (the seal, status) must not turn the refusal into a conflict.
+		swap := client.RawPatch(types.JSONPatchType, []byte(`[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"registry.example.com/mallory/exfiltrate:1"}]`))
+		refusedAt(mallory.Patch(ctx, ps.DeepCopy(), swap), "spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name")
 		Expect(mallory.Patch(ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`)))).
 			To(Succeed(), "replicas is harmless: no reference is asked about again")
 		Expect(k8sClient.Delete(ctx, ps)).To(Succeed())
@@ -275,8 +276,10 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		kc.Spec.Installer.ExtraVars = nil
 		Expect(alice.Create(ctx, kc)).To(Succeed())
 		Expect(mallory.Get(ctx, client.ObjectKeyFromObject(kc), kc)).To(Succeed())
-		kc.Spec.SSHSecretRef.User = "{{ lookup('pipe','id') }}"
-		refusedAt(mallory.Update(ctx, kc), "spec.sshSecretRef.user")
+		// Merge patches without a resourceVersion here and below: the
+		// operator's own writes must not turn a refusal into a conflict.
+		refusedAt(mallory.Patch(ctx, kc.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"sshSecretRef":{"user":"{{ lookup('pipe','id') }}"}}}`))), "spec.sshSecretRef.user")
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
 	})
 
@@ -387,9 +390,7 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 			Spec: idev1alpha1.WorkspaceSpec{Started: ptr.To(false)}}
 		Expect(alice.Create(ctx, ws)).To(Succeed())
 		Expect(mallory.Get(ctx, client.ObjectKeyFromObject(ws), ws)).To(Succeed())
-		swapped := ws.DeepCopy()
-		swapped.Spec.Image = "registry.example.com/mallory/ide:1"
-		err := mallory.Update(ctx, swapped)
+		err := mallory.Patch(ctx, ws.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"image":"registry.example.com/mallory/ide:1"}}`)))
 		refusedAt(err, "spec")
 		Expect(err.Error()).To(ContainSubstring("alices-ide-home"))
 		Expect(k8sClient.Delete(ctx, ws)).To(Succeed())
