@@ -51,7 +51,7 @@ verify-generated: ## Fail when the committed generated files are stale.
 
 .PHONY: verify-config
 verify-config: ## Fail when a kustomize overlay in config/ does not build.
-	@for d in config/default config/crd config/rbac config/webhook config/policy config/samples config/prometheus config/certmanager config/network-policy config/manifests; do \
+	@for d in config/default config/crd config/rbac config/webhook config/policy config/samples config/prometheus config/monitoring config/certmanager config/network-policy config/manifests; do \
 		$(KUSTOMIZE) build $$d >/dev/null || { echo "kustomize build $$d failed"; exit 1; }; \
 	done; echo "config/ overlays build"
 
@@ -138,6 +138,10 @@ run: manifests generate ## Run the manager here against the current kubeconfig, 
 docker-build: ## Build the manager image (needs a Docker engine).
 	docker build -t $(IMG) .
 
+.PHONY: docker-push
+docker-push: ## Push the manager image IMG (needs a Docker engine).
+	docker push $(IMG)
+
 .PHONY: image
 image: ## Build the manager image IMG without Docker and push it to the local cluster's registry (needs REAL_NODE=1 make cluster-up).
 	IMG=$(IMG) VERSION=$(VERSION) hack/images.sh manager
@@ -221,10 +225,17 @@ uninstall: manifests ## Remove the CRDs from the current cluster.
 	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: manifests ## Deploy the operator (needs cert-manager) into the current cluster; IMG names the image.
+deploy: manifests ## Deploy the operator (needs cert-manager) into the current cluster; IMG names the image. Monitoring: make deploy-monitoring.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
 	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
 
+.PHONY: deploy-monitoring
+deploy-monitoring: ## Add the ServiceMonitor and alert rules to a `make deploy` install (needs prometheus-operator's CRDs).
+	$(KUSTOMIZE) build config/monitoring | kubectl apply --server-side -f -
+
 .PHONY: undeploy
-undeploy: ## Remove the operator from the current cluster.
+undeploy: ## Remove the operator (and its ServiceMonitor and rules, where prometheus-operator's CRDs are served) from the current cluster.
+	@if kubectl get crd servicemonitors.monitoring.coreos.com >/dev/null 2>&1; then \
+		$(KUSTOMIZE) build config/monitoring | kubectl delete --ignore-not-found -f -; \
+	fi
 	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found -f -
