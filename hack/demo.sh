@@ -78,6 +78,16 @@ up() {
   log "waiting for the samples to be Ready"
   kubectl wait --for=condition=Ready --timeout=120s -f <(go tool -modfile=hack/tools/go.mod kustomize build config/samples) >/dev/null
 
+  # Someone to call the API as: a ServiceAccount that may read the
+  # namespace's KubernetesClusters, as a portal's would (the API answers
+  # each caller with what their own RBAC allows, so `default`, which may
+  # read nothing, would be answered 403).
+  kubectl get serviceaccount demo-portal >/dev/null 2>&1 || kubectl create serviceaccount demo-portal >/dev/null
+  kubectl get role kubeforge-demo-portal >/dev/null 2>&1 || kubectl create role kubeforge-demo-portal \
+    --verb=get,list,watch --resource=kubernetesclusters.cluster.kubeforge.io >/dev/null
+  kubectl get rolebinding kubeforge-demo-portal >/dev/null 2>&1 || kubectl create rolebinding kubeforge-demo-portal \
+    --role=kubeforge-demo-portal --serviceaccount=default:demo-portal >/dev/null
+
   echo
   kubectl get kubeforge
   echo
@@ -89,9 +99,10 @@ The demo is running.
   export PATH=$bin:\$PATH    # kubectl v1.37, matching the cluster
   kubectl get kubeforge
   kubectl scale pset/web --replicas 5
-The API (docs/api.md), its certificate verified by the local CA:
-  TOKEN=\$(kubectl create token default --audience kubeforge)
-  curl --cacert $DEMO_DIR/api-certs/ca.crt -H "Authorization: Bearer \$TOKEN" \\
+The API (docs/api.md) as the ServiceAccount demo-portal, which may read
+KubernetesClusters here; its certificate verified by the local CA:
+  TOKEN=\$(kubectl create token demo-portal --audience kubeforge)
+  curl -sS --fail-with-body --cacert $DEMO_DIR/api-certs/ca.crt -H "Authorization: Bearer \$TOKEN" \\
     https://localhost:$API_PORT/api/v1/namespaces/default/kubernetesclusters
 Manager log: $LOG_FILE
 Stop it all: make demo-down
