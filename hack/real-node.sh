@@ -558,6 +558,11 @@ up() {
   fi
   local t0 ip
   t0=$(date +%s)
+  # What the node and its build need from Debian (runc's libseccomp-dev,
+  # iptables, ipset, ...) comes with the tests' peers: idempotent, it
+  # installs only what is missing, so a first `REAL_NODE=1 make cluster-up`
+  # needs no step of its own.
+  hack/test-deps.sh
   NODE_BIN=$(hack/node-binaries.sh)
   CNI_BIN="$(dirname "$NODE_BIN")/cni"
   ip=$(node_ip)
