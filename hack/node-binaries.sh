@@ -32,7 +32,16 @@ SRC_DIR="$NODE_ROOT/src"
 STAMP="$BIN_DIR/.stamp"
 BINARIES=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc coredns registry kube-router)
 CNI_PLUGINS=(bridge host-local loopback portmap)
-WANT_STAMP="k8s=$K8S_VERSION containerd=$CONTAINERD_VERSION runc=$RUNC_VERSION cni=$CNI_VERSION coredns=$COREDNS_VERSION registry=$REGISTRY_VERSION kube-router=$KUBE_ROUTER_VERSION"
+# CoreDNS is built with only the plugins the node's Corefile uses
+# (hack/real-node.sh), the registry with only the filesystem storage driver:
+# their stock mains compile every cloud provider's SDK (AWS, Azure, GCP),
+# which the first run would download and build for nothing.
+COREDNS_PLUGINS=(ready health errors loadbalance cache kubernetes)
+WANT_STAMP="k8s=$K8S_VERSION containerd=$CONTAINERD_VERSION runc=$RUNC_VERSION cni=$CNI_VERSION coredns=$COREDNS_VERSION/$(IFS=,; echo "${COREDNS_PLUGINS[*]}") registry=$REGISTRY_VERSION/filesystem kube-router=$KUBE_ROUTER_VERSION"
+# What each part of the stamp builds: a part whose version changed is built
+# again, and only that part.
+declare -A PART_BINARIES=([k8s]="kubelet kube-proxy" [containerd]="containerd containerd-shim-runc-v2 ctr" [runc]=runc
+  [coredns]=coredns [registry]=registry [kube-router]=kube-router)
 
 LOG_PREFIX=node-binaries
 # shellcheck source=hack/build-lib.sh
@@ -81,6 +90,50 @@ go_build() {
   mv "$dir/out/"* "$out/"
 }
 
+# go_build_main MODULE@VERSION OUT: builds OUT from the main package read on
+# standard input, in a throwaway module that requires MODULE, so that only
+# the packages that main imports are downloaded and compiled.
+go_build_main() {
+  local modver=$1 out=$2
+  local dir="$SRC_DIR/$(basename "$out")-main"
+  new_module "$dir"
+  cd "$dir"
+  cat >main.go
+  quiet go get "$modver"
+  CGO_ENABLED=0 go build -ldflags "-s -w" -o "$out" .
+}
+
+# build_coredns: CoreDNS's own main (coremain.Run) with COREDNS_PLUGINS, as
+# CoreDNS documents for a build with a chosen set of plugins.
+build_coredns() {
+  local p imports=""
+  for p in "${COREDNS_PLUGINS[@]}"; do imports+=$'\t_ "github.com/coredns/coredns/plugin/'"$p"$'"\n'; done
+  go_build_main "github.com/coredns/coredns@$COREDNS_VERSION" "$BIN_DIR/coredns" <<GO
+package main
+
+import (
+	"github.com/coredns/coredns/coremain"
+$imports)
+
+func main() { coremain.Run() }
+GO
+}
+
+# build_registry: distribution's registry command with the filesystem
+# storage driver only (hack/real-node.sh's registry.yaml).
+build_registry() {
+  go_build_main "github.com/distribution/distribution/v3@$REGISTRY_VERSION" "$BIN_DIR/registry" <<'GO'
+package main
+
+import (
+	"github.com/distribution/distribution/v3/registry"
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem"
+)
+
+func main() { _ = registry.RootCmd.Execute() }
+GO
+}
+
 build_kubernetes() {
   # The control plane's module (hack/test-binaries.sh) has the staging
   # replaces in place; build kubelet and kube-proxy there, with its stamp.
@@ -117,7 +170,20 @@ build_runc() {
   CGO_ENABLED=1 go build -tags seccomp -ldflags "-s -w -X main.version=${RUNC_VERSION#v}" -o "$BIN_DIR/runc" github.com/opencontainers/runc
 }
 
-rm -f "$STAMP"
+# Parts the last build made at another version (or another way) go, so that
+# they are built again below; the stamp is written only once all are built.
+if [[ -f "$STAMP" ]]; then
+  for part in $WANT_STAMP; do
+    [[ " $(cat "$STAMP") " == *" $part "* ]] && continue
+    key=${part%%=*}
+    log "$key: the cache holds $(tr ' ' '\n' <"$STAMP" | grep "^$key=" || echo "another build"), want $part"
+    if [[ $key == cni ]]; then
+      for p in "${CNI_PLUGINS[@]}"; do rm -f "$CNI_DIR/$p"; done
+    else
+      for b in ${PART_BINARIES[$key]}; do rm -f "$BIN_DIR/$b"; done
+    fi
+  done
+fi
 [[ -x "$BIN_DIR/kubelet" && -x "$BIN_DIR/kube-proxy" ]] || timed "kubelet, kube-proxy $K8S_VERSION" build_kubernetes
 [[ -x "$BIN_DIR/containerd" && -x "$BIN_DIR/containerd-shim-runc-v2" && -x "$BIN_DIR/ctr" ]] ||
   timed "containerd $CONTAINERD_VERSION" go_build "github.com/containerd/containerd/v2@$CONTAINERD_VERSION" "$BIN_DIR" \
@@ -130,10 +196,8 @@ for p in "${CNI_PLUGINS[@]}"; do [[ -x "$CNI_DIR/$p" ]] || missing_cni=1; done
 (( missing_cni == 0 )) || timed "CNI plugins $CNI_VERSION" go_build "github.com/containernetworking/plugins@$CNI_VERSION" "$CNI_DIR" "" 0 \
   github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local \
   github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap
-[[ -x "$BIN_DIR/coredns" ]] || timed "CoreDNS $COREDNS_VERSION" go_build "github.com/coredns/coredns@$COREDNS_VERSION" "$BIN_DIR" "" 0 \
-  github.com/coredns/coredns
-[[ -x "$BIN_DIR/registry" ]] || timed "registry $REGISTRY_VERSION" go_build "github.com/distribution/distribution/v3@$REGISTRY_VERSION" "$BIN_DIR" "" 0 \
-  github.com/distribution/distribution/v3/cmd/registry
+[[ -x "$BIN_DIR/coredns" ]] || timed "CoreDNS $COREDNS_VERSION (plugins: ${COREDNS_PLUGINS[*]})" build_coredns
+[[ -x "$BIN_DIR/registry" ]] || timed "registry $REGISTRY_VERSION (filesystem storage)" build_registry
 [[ -x "$BIN_DIR/kube-router" ]] || timed "kube-router $KUBE_ROUTER_VERSION" build_kube_router
 
 for b in "${BINARIES[@]}"; do [[ -x "$BIN_DIR/$b" ]] || { log "missing $BIN_DIR/$b after build"; exit 1; }; done
