@@ -35,6 +35,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -139,6 +140,11 @@ var _ = BeforeSuite(func() {
 			g.Expect(d.Status.Replicas).To(Equal(int32(2)))
 			g.Expect(d.Status.ReadyReplicas).To(Equal(int32(2)))
 			g.Expect(d.Status.UpdatedReplicas).To(Equal(int32(2)))
+			// The Pods of the rollout before are gone, not only out of
+			// the Deployment's count (terminating Pods are not in it).
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(managerNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(2))
 		}, "4m", "1s").Should(Succeed())
 		// Ready Pods are not yet a routed webhook Service: kube-proxy
 		// programs its endpoints a moment later. A server-side dry run
