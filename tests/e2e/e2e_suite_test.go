@@ -21,7 +21,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +40,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/localca"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
+	"github.com/kubeforge/kubeforge/internal/test/ports"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -91,10 +91,9 @@ func clusterName() string {
 }
 
 func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := ports.Free()
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 var _ = BeforeSuite(func() {

@@ -29,7 +29,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -57,6 +56,7 @@ import (
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
+	"github.com/kubeforge/kubeforge/internal/test/ports"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -102,12 +102,11 @@ func run(t *testing.T, extraEnv []string, name string, args ...string) string {
 }
 
 func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := ports.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 func setup(t *testing.T, nodes, volumes int) *env {

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/kubeforge/kubeforge/internal/localca"
+	"github.com/kubeforge/kubeforge/internal/test/ports"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
@@ -440,14 +441,7 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func freePort() (int, error) { return ports.Free() }
 
 // writeCertificates writes ca.crt, tls.crt and tls.key: a CA of the
 // server's own and a certificate it signed for 127.0.0.1 and localhost.

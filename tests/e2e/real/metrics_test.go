@@ -17,7 +17,6 @@ package real
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,6 +29,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/test/ports"
 )
 
 const promNS = "real-prometheus"
@@ -70,10 +71,9 @@ scrape_configs:
 `, filepath.Join(dir, "ca.crt"), svc.Name, managerNS, filepath.Join(dir, "token"), svc.Spec.ClusterIP)
 		Expect(os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644)).To(Succeed())
 
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		port, err := ports.Free()
 		Expect(err).NotTo(HaveOccurred())
-		addr := l.Addr().String()
-		Expect(l.Close()).To(Succeed())
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		promURL = "http://" + addr
 		log, err := os.Create(filepath.Join(dir, "prometheus.log"))
 		Expect(err).NotTo(HaveOccurred())
