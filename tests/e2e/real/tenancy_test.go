@@ -67,6 +67,9 @@ func impersonating(user string) client.Client {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	// An attacker's client is not held to client-go's default 5 requests/s
+	// (500 planted ConfigMaps took 100 s at it).
+	cfg.QPS, cfg.Burst = 100, 200
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	Expect(err).NotTo(HaveOccurred())
 	return c
