@@ -50,8 +50,18 @@ const (
 // themselves: the workspace is Failed until someone acts.
 var failingWaitReasons = map[string]bool{
 	"ImagePullBackOff": true, "ErrImagePull": true, "InvalidImageName": true, "ErrImageNeverPull": true,
-	"CrashLoopBackOff": true, "CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+	"CrashLoopBackOff": true, "CreateContainerError": true, "RunContainerError": true,
 }
+
+// ReasonCreateContainerConfigError is the kubelet's waiting reason when it
+// cannot yet read what the container's environment names (the Workspace's
+// password Secret). It is not a failure: the kubelet retries, and it heals
+// by itself — the Secret made a moment before, or the node's permission to
+// read it, arrives (seen on the real node: "failed to sync secret cache"
+// for the Secret the operator had just made). The Workspace stays
+// Starting with the kubelet's message, so a create-and-wait that times out
+// says why.
+const ReasonCreateContainerConfigError = "CreateContainerConfigError"
 
 // Phase is the phase of a Workspace given whether it should run and its
 // Pod (nil when there is none): a pure function, table-tested.
@@ -81,6 +91,9 @@ func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, rea
 	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 		if w := cs.State.Waiting; w != nil && failingWaitReasons[w.Reason] {
 			return idev1alpha1.PhaseFailed, w.Reason, cmp.Or(w.Message, fmt.Sprintf("Container %s: %s", cs.Name, w.Reason))
+		}
+		if w := cs.State.Waiting; w != nil && w.Reason == ReasonCreateContainerConfigError {
+			return idev1alpha1.PhaseStarting, w.Reason, fmt.Sprintf("Container %s cannot start yet, the kubelet retries: %s", cs.Name, cmp.Or(w.Message, w.Reason))
 		}
 	}
 	scheduled := podCondition(pod, corev1.PodScheduled)

@@ -55,6 +55,8 @@ func TestPhase(t *testing.T) {
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available"}}
 		}), idev1alpha1.PhasePending, ReasonUnschedulable},
 		{"a scheduled Pod pulling its image is Starting", true, podWith(waiting("ContainerCreating")), idev1alpha1.PhaseStarting, ReasonContainerCreating},
+		{"a container whose Secret the kubelet cannot read yet is Starting/CreateContainerConfigError (the kubelet retries)", true,
+			podWith(waiting("CreateContainerConfigError")), idev1alpha1.PhaseStarting, ReasonCreateContainerConfigError},
 		{"an image that cannot be pulled is Failed/ImagePullBackOff", true, podWith(waiting("ImagePullBackOff")), idev1alpha1.PhaseFailed, "ImagePullBackOff"},
 		{"a bad image name is Failed/InvalidImageName", true, podWith(waiting("InvalidImageName")), idev1alpha1.PhaseFailed, "InvalidImageName"},
 		{"a crashing IDE is Failed/CrashLoopBackOff", true, podWith(func(p *corev1.Pod) {
