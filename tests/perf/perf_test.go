@@ -163,7 +163,10 @@ func (e *env) startManager() {
 	}
 	args := []string{"--kubeconfig", e.kubeconfig, "--enable-webhooks=false",
 		"--metrics-secure=false", "--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", e.metrics),
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", e.probe), "--api-bind-address", "0"}
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", e.probe), "--api-bind-address", "0",
+		// Outside a cluster the manager has no namespace of its own for
+		// its ownership key (docs/security.md).
+		"--ownership-key-namespace", "kube-system"}
 	args = append(append(args, strings.Fields(*managerFlags)...), e.extra...)
 	e.manager = exec.Command(filepath.Join(root, "bin/manager"), args...)
 	e.manager.Stdout, e.manager.Stderr = f, f
