@@ -113,13 +113,26 @@ func (a *Auth) mayReview(from string, now time.Time) bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.limiters == nil || len(a.limiters) >= maxCached {
-		// Bounded: past maxCached addresses, start over (every address gets
-		// a fresh budget, which costs at most one burst each).
+	if a.limiters == nil {
 		a.limiters = map[string]*rate.Limiter{}
 	}
 	l, ok := a.limiters[from]
 	if !ok {
+		if len(a.limiters) >= maxCached {
+			// Bounded without forgetting a spent budget: an address whose
+			// bucket is full again is no different from a new one and may
+			// go; while every one remembered is still spending, a new
+			// address waits (its known tokens are not limited), rather than
+			// every address getting a fresh budget.
+			for k, l := range a.limiters {
+				if l.TokensAt(now) >= float64(burst) {
+					delete(a.limiters, k)
+				}
+			}
+			if len(a.limiters) >= maxCached {
+				return false
+			}
+		}
 		l = rate.NewLimiter(perSecond, burst)
 		a.limiters[from] = l
 	}
@@ -202,7 +215,10 @@ func (a *Auth) Authenticate(ctx context.Context, token, from string) (*User, err
 // Authorize returns nil when RBAC lets the user do attrs, else a
 // *Forbidden with the reason.
 func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
-	key := fmt.Sprintf("%s\x00%s\x00%q\x00%+v", u.Name, u.UID, u.Groups, attrs)
+	// Every part of the user the review is asked for is in the key:
+	// answers for the same name with other groups or extra (a scope, a
+	// node binding) are other answers. fmt prints a map's keys sorted.
+	key := fmt.Sprintf("%s\x00%s\x00%q\x00%q\x00%+v", u.Name, u.UID, u.Groups, u.Extra, attrs)
 	now := a.now()
 	a.mu.Lock()
 	if c, ok := a.allowed[key]; ok && now.Before(c.expires) {

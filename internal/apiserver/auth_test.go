@@ -21,6 +21,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -61,7 +62,7 @@ func TestAuthCacheIsBounded(t *testing.T) {
 	// A clock of the test's own: the TTL passes when the test says so, not
 	// when a loaded machine happens to be slow.
 	now := time.Unix(1_800_000_000, 0)
-	a := &Auth{Client: c, TTL: time.Minute, clock: func() time.Time { return now }}
+	a := &Auth{Client: c, TTL: time.Minute, clock: func() time.Time { return now }, ReviewBurst: 2 * maxCached}
 	ctx := context.Background()
 	if _, err := a.Authenticate(ctx, "bad", "a"); err != ErrUnauthenticated {
 		t.Fatalf("bad token: %v", err)
@@ -75,7 +76,7 @@ func TestAuthCacheIsBounded(t *testing.T) {
 		t.Fatalf("%d TokenReviews for two tokens within the TTL", reviews)
 	}
 	for i := range maxCached + 100 {
-		_, _ = a.Authenticate(ctx, fmt.Sprint(i), fmt.Sprint(i))
+		_, _ = a.Authenticate(ctx, fmt.Sprint(i), "a")
 	}
 	if n := a.Cached(); n < maxCached+100 {
 		t.Fatalf("%d answers cached, want all %d that are still valid", n, maxCached+100)
@@ -117,5 +118,65 @@ func TestUnknownTokensAreRateLimitedPerAddress(t *testing.T) {
 	}
 	if reviews != 6 {
 		t.Fatalf("%d TokenReviews, want 6", reviews)
+	}
+}
+
+// The table of per-address budgets is bounded without forgetting a budget
+// being spent: once it is full of addresses still spending, a new address
+// is refused (not every address handed a fresh budget), and when buckets
+// have refilled the idle ones make room.
+func TestAFullLimiterTableRefusesNewAddressesAndForgetsNoSpentBudget(t *testing.T) {
+	reviews := 0
+	c := reviewer(&reviews, func(string) bool { return false })
+	now := time.Unix(1_800_000_000, 0)
+	a := &Auth{Client: c, TTL: time.Minute, ReviewsPerSecond: 0.01, ReviewBurst: 1, clock: func() time.Time { return now }}
+	ctx := context.Background()
+	if _, err := a.Authenticate(ctx, "guess-0", "10.9.9.9"); err != ErrUnauthenticated {
+		t.Fatalf("first guess: %v", err)
+	}
+	for i := range maxCached {
+		_, _ = a.Authenticate(ctx, fmt.Sprintf("g-%d", i), fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255))
+	}
+	if _, err := a.Authenticate(ctx, "guess-1", "10.9.9.9"); err != ErrTooManyReviews {
+		t.Fatalf("the first address after %d others: %v, want its budget still spent", maxCached, err)
+	}
+	if _, err := a.Authenticate(ctx, "guess-2", "192.0.2.1"); err != ErrTooManyReviews {
+		t.Fatalf("a new address with the table full of spending ones: %v", err)
+	}
+	now = now.Add(101 * time.Second) // 1 token at 0.01/s: every bucket full again
+	if _, err := a.Authenticate(ctx, "guess-3", "192.0.2.1"); err != ErrUnauthenticated {
+		t.Fatalf("a new address once the others' buckets refilled: %v", err)
+	}
+}
+
+// A cached answer is for the whole user the review was asked for: the same
+// name and groups with other extra (a token scoped to less) is asked again,
+// not answered from the first one's cache.
+func TestAuthorizeCachesPerUserExtra(t *testing.T) {
+	reviews := 0
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
+				reviews++
+				_, scoped := sar.Spec.Extra["scopes.example.com"]
+				sar.Status.Allowed = !scoped
+			}
+			return nil
+		},
+	}).Build()
+	a := &Auth{Client: c, TTL: time.Minute}
+	ctx := context.Background()
+	attrs := Attributes{Verb: "get", Group: "ide.kubeforge.io", Resource: "workspaces", Namespace: "team-a", Name: "alice"}
+	full := &User{Name: "alice", Groups: []string{"system:authenticated"}}
+	scoped := &User{Name: "alice", Groups: []string{"system:authenticated"},
+		Extra: map[string]authorizationv1.ExtraValue{"scopes.example.com": {"read-nothing"}}}
+	if err := a.Authorize(ctx, full, attrs); err != nil {
+		t.Fatalf("the full user: %v", err)
+	}
+	if err := a.Authorize(ctx, scoped, attrs); err == nil {
+		t.Fatal("the scoped user was answered from the full user's cached answer")
+	}
+	if err := a.Authorize(ctx, full, attrs); err != nil || reviews != 2 {
+		t.Fatalf("the full user again: %v, %d reviews (want 2: one per user)", err, reviews)
 	}
 }
