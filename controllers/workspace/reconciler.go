@@ -159,7 +159,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 	if err != nil {
 		return o, res, err
 	}
-	applied, err := r.Engine.Apply(ctx, ws, DesiredObjects(ws, r.Options, auth), Types(r.CertManager).Owned...)
+	applied, err := r.Engine.ApplyStages(ctx, ws, DesiredStages(ws, r.Options, auth), Types(r.CertManager).Owned...)
 	if err != nil {
 		o.applyErr = err
 		return o, res, fmt.Errorf("applying Workspace objects: %w", err)

@@ -62,27 +62,39 @@ func Started(ws *idev1alpha1.Workspace) bool { return *ws.Spec.Started }
 // and the manager's options: the home volume, the Service and the
 // NetworkPolicy always, auth (AuthSecret) when given, the Pod while
 // started, the Ingress and (with cert-manager) the Certificate when asked
-// for.
+// for; in the order of DesiredStages.
 func DesiredObjects(ws *idev1alpha1.Workspace, opts Options, auth *corev1.Secret) []client.Object {
-	// The Pod right after its volume (and the Secret it reads): it is what
-	// the user waits for.
-	// The NetworkPolicy before the Pod: the IDE is never reachable
-	// unfenced, not even for a moment.
-	objs := []client.Object{PVC(ws), NetworkPolicy(ws, opts.AllowFrom)}
-	if auth != nil {
-		objs = append(objs, auth)
-	}
-	if Started(ws) {
-		objs = append(objs, Pod(ws))
-	}
-	objs = append(objs, Service(ws))
-	if ws.Spec.Ingress != nil {
-		objs = append(objs, Ingress(ws))
-		if ws.Spec.Ingress.TLS != nil && opts.CertManager {
-			objs = append(objs, Certificate(ws))
-		}
+	var objs []client.Object
+	for _, stage := range DesiredStages(ws, opts, auth) {
+		objs = append(objs, stage...)
 	}
 	return objs
+}
+
+// DesiredStages are DesiredObjects in the stages the engine applies them
+// in (engine.ApplyStages): the volume, the NetworkPolicy and the Secret
+// first, at the same time — the Pod uses each, and the IDE is never
+// reachable unfenced, not even for a moment; then the Pod, which is what
+// the user waits for; then the Service; then the Ingress, which routes to
+// that Service by name, and its Certificate.
+func DesiredStages(ws *idev1alpha1.Workspace, opts Options, auth *corev1.Secret) [][]client.Object {
+	first := []client.Object{PVC(ws), NetworkPolicy(ws, opts.AllowFrom)}
+	if auth != nil {
+		first = append(first, auth)
+	}
+	stages := [][]client.Object{first}
+	if Started(ws) {
+		stages = append(stages, []client.Object{Pod(ws)})
+	}
+	stages = append(stages, []client.Object{Service(ws)})
+	if ws.Spec.Ingress != nil {
+		exposure := []client.Object{Ingress(ws)}
+		if ws.Spec.Ingress.TLS != nil && opts.CertManager {
+			exposure = append(exposure, Certificate(ws))
+		}
+		stages = append(stages, exposure)
+	}
+	return stages
 }
 
 // Options are the manager's settings that shape every Workspace's

@@ -21,6 +21,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -245,6 +246,39 @@ var _ = Describe("Engine", func() {
 			Expect(engine.FailureReason(err)).To(Equal("NameConflict"))
 			Expect(res.Created).To(Equal([]string{"Service/conflict-0"}))
 			Expect(metav1.IsControlledBy(getService("conflict-a"), other)).To(BeTrue())
+		})
+	})
+
+	Context("When applying desired objects in stages", func() {
+		It("should apply every object of a stage, also beside one that is not the owner's, and no later stage after that one", func() {
+			owner := newOwner("stages")
+			other := newOwner("stages-other")
+			_, err := eng.Apply(ctx, other, []client.Object{service("stages-b", 80, nil)})
+			Expect(err).NotTo(HaveOccurred())
+
+			res, err := eng.ApplyStages(ctx, owner, [][]client.Object{
+				{service("stages-a", 79, nil), service("stages-b", 80, nil), service("stages-c", 81, nil)},
+				{service("stages-d", 82, nil)},
+			}, &corev1.Service{})
+			Expect(err).To(MatchError(ContainSubstring("Service/stages-b exists and belongs to ConfigMap stages-other")))
+			Expect(res.Created).To(Equal([]string{"Service/stages-a", "Service/stages-c"}), "in the stage's order")
+			Expect(metav1.IsControlledBy(getService("stages-b"), other)).To(BeTrue())
+			Expect(apierrors.IsNotFound(env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "stages-d"}, &corev1.Service{}))).
+				To(BeTrue(), "the stage after a conflict is not applied")
+
+			// Once the conflict is gone, every stage converges, and a pass
+			// over what is already right writes nothing.
+			Expect(env.Client.Delete(ctx, getService("stages-b"))).To(Succeed())
+			stages := [][]client.Object{{service("stages-a", 79, nil), service("stages-b", 80, nil), service("stages-c", 81, nil)},
+				{service("stages-d", 82, nil)}}
+			res, err = eng.ApplyStages(ctx, owner, stages, &corev1.Service{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Created).To(Equal([]string{"Service/stages-b", "Service/stages-d"}))
+			counting.Reset()
+			res, err = eng.ApplyStages(ctx, owner, stages, &corev1.Service{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Unchanged).To(HaveLen(4))
+			Expect(counting.Writes()).To(BeEmpty())
 		})
 	})
 
