@@ -16,13 +16,14 @@
 # policy controller), and a C++ toolchain with the headers code-server's
 # native modules build against (build-essential, libkrb5-dev,
 # libxkbfile-dev, libsecret-1-dev: hack/images.sh code-server, with the
-# machine's Node 20).
+# machine's Node 20), and chromium (the real-node suite signs in to
+# code-server in a real browser, driven with chromedp).
 # Idempotent: it does nothing when everything is there.
 set -euo pipefail
 
 packages=(nginx libnginx-mod-stream libnss-wrapper python3 ansible-core openssh-client openssh-server sudo mariadb-server postgresql prometheus
   libseccomp-dev pkg-config iptables openssl curl gpgv xz-utils debian-archive-keyring ipset
-  build-essential libkrb5-dev libxkbfile-dev libsecret-1-dev)
+  build-essential libkrb5-dev libxkbfile-dev libsecret-1-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -110,7 +110,7 @@ func NginxConf(b *networkingv1alpha1.Balancer, opts RenderOptions) string {
 				fmt.Fprintf(&s, "        # backend %s drained (weight 0)\n", be.Name)
 				continue
 			}
-			addr := opts.Resolve(BackendServiceName(b, be), b.Namespace, p.Port)
+			addr := opts.Resolve(networkingv1alpha1.BackendServiceName(b, be), b.Namespace, p.Port)
 			fmt.Fprintf(&s, "        server %s weight=%d%s%s; # backend %s\n", addr, w, health, resolve, be.Name)
 		}
 		s.WriteString("    }\n")

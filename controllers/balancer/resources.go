@@ -40,11 +40,6 @@ const configDir = "/etc/kubeforge"
 // ProxyName is the name of the proxy's Deployment and ConfigMap.
 func ProxyName(b *networkingv1alpha1.Balancer) string { return b.Name + "-proxy" }
 
-// BackendServiceName is the name of a backend's Service.
-func BackendServiceName(b *networkingv1alpha1.Balancer, be networkingv1alpha1.BalancerBackend) string {
-	return b.Name + "-" + be.Name
-}
-
 // ProxySelectorLabels select the proxy pods. They derive from the name
 // alone, so the Deployment's (immutable) selector never changes, and no
 // backend pod carries them.
@@ -191,7 +186,7 @@ func FrontendService(b *networkingv1alpha1.Balancer) *corev1.Service {
 // BackendService selects one backend's pods; nginx connects to it by its
 // cluster DNS name, on the spec ports, which it forwards to targetPort.
 func BackendService(b *networkingv1alpha1.Balancer, be networkingv1alpha1.BalancerBackend) *corev1.Service {
-	meta := objectMeta(b, BackendServiceName(b, be), componentBackend)
+	meta := objectMeta(b, networkingv1alpha1.BackendServiceName(b, be), componentBackend)
 	meta.Labels[networkingv1alpha1.BalancerLabel] = b.Name
 	meta.Labels[networkingv1alpha1.BalancerBackendLabel] = be.Name
 	svc := &corev1.Service{

@@ -49,27 +49,6 @@ type observed struct {
 	invalid    error
 }
 
-// ReadyEndpoints counts the distinct ready endpoints in a Service's
-// EndpointSlices. An endpoint whose ready condition is unknown counts as
-// ready, as the EndpointSlice API says consumers should.
-func ReadyEndpoints(slices []discoveryv1.EndpointSlice) int32 {
-	seen := map[string]bool{}
-	for _, s := range slices {
-		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
-				continue
-			}
-			if len(ep.Addresses) == 0 {
-				continue
-			}
-			// Slices of one Service may repeat an endpoint (one slice per
-			// address type or port set); count each address once.
-			seen[string(s.AddressType)+"/"+ep.Addresses[0]] = true
-		}
-	}
-	return int32(len(seen))
-}
-
 // computeStatus sets b.Status from what was observed. b is defaulted. It
 // is a pure function; the reconciler patches the status only if this
 // changed it.
@@ -86,7 +65,7 @@ func computeStatus(b *networkingv1alpha1.Balancer, o observed) {
 	var unready []string
 	for _, be := range b.Spec.Backends {
 		w := *be.Weight
-		n := ReadyEndpoints(o.slices[BackendServiceName(b, be)])
+		n := workload.ReadyEndpoints(o.slices[networkingv1alpha1.BackendServiceName(b, be)])
 		st.Backends = append(st.Backends, networkingv1alpha1.BalancerBackendStatus{Name: be.Name, Weight: w, ReadyEndpoints: n})
 		switch {
 		case n == 0:

@@ -26,6 +26,7 @@ import (
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 func slice(ready ...bool) discoveryv1.EndpointSlice {
@@ -52,7 +53,7 @@ func TestReadyEndpointsCountsEachReadyAddressOnce(t *testing.T) {
 	unknown := slice(true)
 	unknown.Endpoints[0].Conditions.Ready = nil
 	unknown.Endpoints[0].Addresses = []string{"10.0.0.9"}
-	if got := ReadyEndpoints([]discoveryv1.EndpointSlice{slice(true, false, true), slice(true), unknown}); got != 3 {
+	if got := workload.ReadyEndpoints([]discoveryv1.EndpointSlice{slice(true, false, true), slice(true), unknown}); got != 3 {
 		t.Fatalf("ReadyEndpoints = %d, want 3 (10.0.0.1, 10.0.0.3 repeated once, 10.0.0.9 with unknown readiness)", got)
 	}
 }

@@ -51,6 +51,8 @@ var Rules = []Rule{
 		Why: "webhooks are thin adapters over internal/admit"},
 	{From: "internal/apiserver", Not: []string{"controllers/", "webhooks/", "cmd/"},
 		Why: "the API server is a front door: names it shares live in the API, the controllers' rules are wired in by the manager"},
+	{From: "internal/kubectlplugin", Not: []string{"controllers/", "webhooks/", "internal/apiserver", "internal/engine", "internal/admit", "cmd/"},
+		Why: "the kubectl plugin only reads, as its user: it shares the API's names and the workload readers, never the operator's machinery"},
 }
 
 // Violations lists, for each package and its dependencies (module

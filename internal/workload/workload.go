@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/conditions"
@@ -163,4 +164,25 @@ func JobResult(job *batchv1.Job) (done, succeeded bool, reason, message string) 
 		}
 	}
 	return false, false, "", ""
+}
+
+// ReadyEndpoints counts the distinct ready endpoints in a Service's
+// EndpointSlices. An endpoint whose ready condition is unknown counts as
+// ready, as the EndpointSlice API says consumers should.
+func ReadyEndpoints(slices []discoveryv1.EndpointSlice) int32 {
+	seen := map[string]bool{}
+	for _, s := range slices {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			if len(ep.Addresses) == 0 {
+				continue
+			}
+			// Slices of one Service may repeat an endpoint (one slice per
+			// address type or port set); count each address once.
+			seen[string(s.AddressType)+"/"+ep.Addresses[0]] = true
+		}
+	}
+	return int32(len(seen))
 }

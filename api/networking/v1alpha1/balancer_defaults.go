@@ -65,3 +65,6 @@ func DefaultBalancer(b *Balancer) {
 		s.SessionAffinity = SessionAffinityNone
 	}
 }
+
+// BackendServiceName is the name of a backend's Service: <balancer>-<backend>.
+func BackendServiceName(b *Balancer, be BalancerBackend) string { return b.Name + "-" + be.Name }

@@ -212,6 +212,21 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		appendArtifact("figures.txt", "Balancer split of 2000 requests, weights 20/30/50: "+split+"\n")
 	})
 
+	It("shows with kubectl kubeforge balancer split each backend's weight 20/30/50, its one ready endpoint and its share", func() {
+		out, err := plugin("-n", balancerNS, "balancer", "split", "web")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("Balancer real-balancer/web: proxy 2/2 ready"))
+		Expect(out).To(MatchRegexp(`(?m)^a\s+web-a\s+20\s+20%\s+1\s+20%$`))
+		Expect(out).To(MatchRegexp(`(?m)^b\s+web-b\s+30\s+30%\s+1\s+30%$`))
+		Expect(out).To(MatchRegexp(`(?m)^c\s+web-c\s+50\s+50%\s+1\s+50%$`))
+		out, err = plugin("-n", balancerNS, "status", "bal/web")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^\s+Deployment\s+web-proxy\s+2/2 ready$`))
+		Expect(out).To(MatchRegexp(`(?m)^\s+Service\s+web-a\s+ClusterIP \d+\.`))
+		Expect(out).To(MatchRegexp(`(?m)^\s+Ready\s+True\s`))
+		Expect(out).To(ContainSubstring("Waiting for: nothing"))
+	})
+
 	It("shifts the split after a weight change, with no failed request during the proxy's roll", func() {
 		before := rolledOut()
 		// Requests without pause while the proxy rolls; bounded by count

@@ -27,6 +27,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -218,6 +219,23 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		s := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: hostsNS, Name: kc.Status.KubeconfigSecretRef.Name}, s)).To(Succeed())
 		Expect(string(s.Data["kubeconfig"])).To(ContainSubstring("server: https://" + ips["cp1"] + ":6443"))
+
+		By("kubectl kubeforge: the kubeconfig, the precheck's and the create's logs, the status")
+		out, err := plugin("-n", hostsNS, "cluster", "kubeconfig", "lab")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(Equal(string(s.Data["kubeconfig"])))
+		out, err = plugin("-n", hostsNS, "cluster", "logs", "lab", "--operation", kc.Status.Operations[0].ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("The host is fit for Kubernetes"))
+		out, err = plugin("-n", hostsNS, "cluster", "logs", "lab")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`cp1\s*: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=0`))
+		Expect(out).NotTo(ContainSubstring("The host is fit for Kubernetes"), "the last operation's log, the create's")
+		out, err = plugin("-n", hostsNS, "status", "kc/lab")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("KubernetesCluster real-hosts/lab  Running"))
+		Expect(out).To(MatchRegexp(`(?m)^\s+Job\s+` + kc.Status.Operations[1].JobName + `\s+Complete$`))
+		Expect(out).To(ContainSubstring("Waiting for: nothing"))
 	})
 
 	It("scales up: the new host prechecked, then scale.yml on it alone", func() {
@@ -295,6 +313,17 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 			g.Expect(slow.Status.Operations[0].Result).To(Equal(clusterv1alpha1.ResultSucceeded))
 		}, "4m", time.Second).Should(Succeed())
 
+		// Follow it with kubectl kubeforge as well, from now until the
+		// installer ends.
+		followed := gbytes.NewBuffer()
+		follow := exec.Command(pluginBin(), "--kubeconfig", kubeconfig, "-n", hostsNS, "cluster", "logs", "slow", "--follow")
+		follow.Stdout = followed
+		follow.Stderr = GinkgoWriter
+		Expect(follow.Start()).To(Succeed())
+		followEnded := make(chan error, 1)
+		go func() { followEnded <- follow.Wait() }()
+		defer func() { _ = follow.Process.Kill() }()
+
 		// Follow the running operation's log through the API.
 		httpc, base := apiHTTP()
 		token := apiToken(hostsNS, "log-reader", "pods/log", "kubernetesclusters.cluster.kubeforge.io")
@@ -347,6 +376,9 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		log := strings.Join(got, "\n")
 		Expect(sleepingAt).NotTo(BeZero(), "the stream showed the running task: %s", log)
 		Expect(log).To(ContainSubstring("kubeforge: stopping the operation (SIGTERM)"), "run.sh passed the deadline's SIGTERM on")
+		Eventually(followEnded, "1m").Should(Receive(BeNil()), "kubectl kubeforge cluster logs --follow ends with the installer")
+		Expect(string(followed.Contents())).To(ContainSubstring("Hold the operation"))
+		Expect(string(followed.Contents())).To(ContainSubstring("kubeforge: stopping the operation (SIGTERM)"))
 
 		var op clusterv1alpha1.Operation
 		Eventually(func(g Gomega) {

@@ -131,6 +131,21 @@ var _ = Describe("Platform lifecycle on the real node", Ordered, Label("real"), 
 			j.Status.CompletionTime.Format(time.RFC3339), api.CreationTimestamp.Format(time.RFC3339)))
 	})
 
+	It("shows with kubectl kubeforge platform graph db before api, both Ready, and status waiting for nothing", func() {
+		Eventually(func(g Gomega) {
+			out, err := plugin("-n", lifecycleNS, "platform", "graph", "life")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(ContainSubstring("Platform real-lifecycle/life  Running  version v1, 2/2 components ready"))
+			g.Expect(out).To(MatchRegexp(`(?m)^1\s+db\s+-\s+Deployment\s+Ready\s+1/1\s+kubeforge.test/echoserver:v1`))
+			g.Expect(out).To(MatchRegexp(`(?m)^2\s+api\s+db\s+Deployment\s+Ready\s+1/1\s+kubeforge.test/echoserver:v1`))
+			out, err = plugin("-n", lifecycleNS, "status", "platform/life")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(MatchRegexp(`(?m)^\s+Deployment\s+life-db\s+1/1 ready$`))
+			g.Expect(out).To(MatchRegexp(`(?m)^\s+Job\s+life-db-bootstrap\s+Complete$`))
+			g.Expect(out).To(ContainSubstring("Waiting for: nothing"))
+		}, "1m", "2s").Should(Succeed())
+	})
+
 	It("runs db's preUpgrade Job with the new image before db moves to v2, then moves api", func() {
 		setVersion("v2")
 		name := ""

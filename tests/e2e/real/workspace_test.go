@@ -23,11 +23,17 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -41,6 +47,7 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/apiserver/seedpb"
+	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 )
 
 const (
@@ -219,6 +226,87 @@ var _ = Describe("Workspace with a real code-server", Ordered, Label("real"), fu
 		code, body, _ = ideGet(base+"/?folder=/home/coder", cookie)
 		Expect(code).To(Equal(http.StatusOK))
 		Expect(body).To(ContainSubstring("workbench.js"), "the editor's page")
+	})
+
+	It("opens with kubectl kubeforge workspace open: the printed URL gives the login page, the printed password command signs in", func() {
+		out, err := plugin("-n", ideNS, "status", "ws/carol")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("Workspace real-ide/carol  Running"))
+		Expect(out).To(MatchRegexp(`(?m)^\s+Pod\s+carol\s+Running 1/1$`))
+		Expect(out).To(MatchRegexp(`(?m)^\s+PersistentVolumeClaim\s+carol-home\s+Bound$`))
+		Expect(out).To(ContainSubstring("Password:  in Secret carol-auth, key password"))
+		Expect(out).To(ContainSubstring("Waiting for: nothing"))
+
+		open := exec.Command(pluginBin(), "--kubeconfig", kubeconfig, "-n", ideNS, "workspace", "open", "carol")
+		printed := gbytes.NewBuffer()
+		open.Stdout = printed
+		open.Stderr = GinkgoWriter
+		Expect(open.Start()).To(Succeed())
+		ended := make(chan error, 1)
+		go func() { ended <- open.Wait() }()
+		defer func() { _ = open.Process.Kill() }()
+		Eventually(printed, "30s").Should(gbytes.Say(`Open:\s+(http://127\.0\.0\.1:\d+/)\n`))
+		Eventually(printed, "5s").Should(gbytes.Say(`Password: in Secret real-ide/carol-auth, key password:\n\s+(kubectl .*)\n`))
+		lines := string(printed.Contents())
+		appendArtifact("plugin.txt", "$ kubectl kubeforge -n "+ideNS+" workspace open carol\n"+lines+"\n")
+		openURL := regexp.MustCompile(`Open:\s+(\S+)`).FindStringSubmatch(lines)[1]
+		passwordCmd := regexp.MustCompile(`(?m)^\s+(kubectl -n .*)$`).FindStringSubmatch(lines)[1]
+
+		code, _, _ := ideGet(openURL + "healthz")
+		Expect(code).To(Equal(http.StatusOK))
+		code, _, h := ideGet(openURL)
+		Expect(code).To(Equal(http.StatusFound))
+		Expect(h.Get("Location")).To(HaveSuffix("/login"))
+		// The password command as printed, in a shell with the suite's cluster.
+		pw, err := e2ekit.Run(root, []string{"KUBECONFIG=" + kubeconfig}, nil, "bash", "-c", passwordCmd)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.TrimSpace(pw)).To(Equal(password))
+		code, cookie := login(strings.TrimSuffix(openURL, "/"), strings.TrimSpace(pw))
+		Expect(code).To(Equal(http.StatusFound))
+		Expect(cookie).NotTo(BeNil(), "the printed password got no session")
+		code, body, _ := ideGet(openURL+"?folder=/home/coder", cookie)
+		Expect(code).To(Equal(http.StatusOK))
+		Expect(body).To(ContainSubstring("workbench.js"), "the editor's page through the forwarded port")
+
+		Expect(open.Process.Signal(os.Interrupt)).To(Succeed())
+		Eventually(ended, "10s").Should(Receive(BeNil()), "workspace open ends cleanly on Ctrl-C")
+	})
+
+	It("signs in in a real browser (Debian's chromium): the login page, the generated password, code-server's workbench rendered", func() {
+		chromium, err := exec.LookPath("chromium")
+		Expect(err).NotTo(HaveOccurred(), "make test-deps installs Debian's chromium")
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.UserDataDir(GinkgoT().TempDir()),
+			chromedp.WindowSize(1280, 800), chromedp.Flag("disable-dev-shm-usage", true))
+		alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+		defer cancelAlloc()
+		browser, cancelBrowser := chromedp.NewContext(alloc)
+		defer cancelBrowser()
+		c, cancel := context.WithTimeout(browser, 3*time.Minute)
+		defer cancel()
+		carolPassword := password
+
+		started := time.Now()
+		password := chromedp.CSS(`input[type="password"]`)
+		Expect(chromedp.Do(c, chromedp.Navigate(base+"/"), chromedp.WaitVisible(password))).To(Succeed(), "code-server's login page")
+		loginURL, err := chromedp.Run(c, chromedp.Location())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(loginURL).To(HaveSuffix("/login"))
+		Expect(chromedp.Do(c,
+			chromedp.SendKeys(password, carolPassword),
+			chromedp.Submit(password),
+			// The workbench is the editor's own DOM, made by its JavaScript
+			// in the page: it exists only when the IDE really rendered.
+			chromedp.WaitVisible(chromedp.CSS(`.monaco-workbench .part.activitybar`)),
+		)).To(Succeed(), "code-server's workbench after sign-in")
+		workbenches, err := chromedp.Run(c, chromedp.Evaluate[int](`document.querySelectorAll(".monaco-workbench").length`))
+		Expect(err).NotTo(HaveOccurred())
+		shot, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(workbenches).To(Equal(1))
+		Expect(os.WriteFile(filepath.Join(artifacts, "workspace-workbench.png"), shot, 0o644)).To(Succeed())
+		appendArtifact("figures.txt", fmt.Sprintf("Workspace carol: login page to rendered workbench in chromium in %.1fs\n",
+			time.Since(started).Seconds()))
 	})
 
 	It("keeps a file written in the IDE's Pod across stop and start, and the password", func() {

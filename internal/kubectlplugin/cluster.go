@@ -1,0 +1,205 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package kubectlplugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+)
+
+// KubeconfigKey is the key of the cluster's admin kubeconfig in the
+// Secret that status.kubeconfigSecretRef names.
+const KubeconfigKey = "kubeconfig"
+
+func clusterCommand(newEnv func() (*env, error)) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "cluster",
+		Aliases: []string{"kc"},
+		Short:   "A KubernetesCluster's kubeconfig and installer logs",
+	}
+	kubeconfig := &cobra.Command{
+		Use:     "kubeconfig NAME",
+		Short:   "Print the installed cluster's admin kubeconfig (needs get on the Secret)",
+		Example: `  kubectl kubeforge cluster kubeconfig prod > prod.kubeconfig`,
+		Args:    cobra.ExactArgs(1),
+		RunE: run(newEnv, func(ctx context.Context, e *env, args []string) error {
+			kc := &clusterv1alpha1.KubernetesCluster{}
+			if err := e.get(ctx, "KubernetesCluster", args[0], kc); err != nil {
+				return err
+			}
+			if kc.Status.KubeconfigSecretRef == nil {
+				return fmt.Errorf("KubernetesCluster %s/%s has no kubeconfig yet (phase %s): it is written when the create operation succeeds",
+					kc.Namespace, kc.Name, orNone(string(kc.Status.Phase)))
+			}
+			s := &corev1.Secret{}
+			if err := e.get(ctx, "Secret", kc.Status.KubeconfigSecretRef.Name, s); err != nil {
+				return err
+			}
+			b := s.Data[KubeconfigKey]
+			if len(b) == 0 {
+				return fmt.Errorf("secret %s/%s has no %q yet", s.Namespace, s.Name, KubeconfigKey)
+			}
+			_, err := e.out.Write(b)
+			return err
+		}),
+	}
+	var follow bool
+	var operation string
+	logs := &cobra.Command{
+		Use:   "logs NAME",
+		Short: "Print the installer's log of the running operation, or of the last one",
+		Example: `  kubectl kubeforge cluster logs prod --follow
+  kubectl kubeforge cluster logs prod --operation create-1`,
+		Args: cobra.ExactArgs(1),
+		RunE: run(newEnv, func(ctx context.Context, e *env, args []string) error {
+			kc := &clusterv1alpha1.KubernetesCluster{}
+			if err := e.get(ctx, "KubernetesCluster", args[0], kc); err != nil {
+				return err
+			}
+			op := currentOperation(kc)
+			if operation != "" {
+				op = nil
+				for i := range kc.Status.Operations {
+					if kc.Status.Operations[i].ID == operation {
+						op = &kc.Status.Operations[i]
+					}
+				}
+				if op == nil {
+					return fmt.Errorf("KubernetesCluster %s/%s has no operation %q in its last ten", kc.Namespace, kc.Name, operation)
+				}
+			}
+			if op == nil {
+				return fmt.Errorf("KubernetesCluster %s/%s has run no operation yet", kc.Namespace, kc.Name)
+			}
+			fmt.Fprintf(e.errOut, "operation %s (%s, %s) in Job %s\n", op.ID, op.Type, op.Result, op.JobName)
+			return e.jobLogs(ctx, op.JobName, follow)
+		}),
+	}
+	logs.Flags().BoolVarP(&follow, "follow", "f", false, "keep streaming until the installer ends")
+	logs.Flags().StringVar(&operation, "operation", "", "the operation's id (status.operations[].id); default the running or last one")
+	cmd.AddCommand(kubeconfig, logs)
+	return cmd
+}
+
+// currentOperation is the running operation, or else the last one.
+func currentOperation(kc *clusterv1alpha1.KubernetesCluster) *clusterv1alpha1.Operation {
+	ops := kc.Status.Operations
+	for i := range ops {
+		if ops[i].ID == kc.Status.CurrentOperation && kc.Status.CurrentOperation != "" {
+			return &ops[i]
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	return &ops[len(ops)-1]
+}
+
+// jobPod is the newest Pod the Job itself made: one whose controller is
+// the Job's UID (the API server assigned it; a name or label anyone may
+// copy is not enough).
+func (e *env) jobPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
+	pods := &corev1.PodList{}
+	if err := e.c.List(ctx, pods, client.InNamespace(e.namespace),
+		client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+		return nil, fmt.Errorf("listing the Pods of Job %s: %w", job.Name, err)
+	}
+	var mine []corev1.Pod
+	for _, p := range pods.Items {
+		if ref := metav1.GetControllerOfNoCopy(&p); ref != nil && ref.UID == job.UID {
+			mine = append(mine, p)
+		}
+	}
+	if len(mine) == 0 {
+		return nil, nil
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].CreationTimestamp.Before(&mine[j].CreationTimestamp) })
+	return &mine[len(mine)-1], nil
+}
+
+var errNoLogYet = errors.New("no log yet")
+
+// jobLogs prints the installer container's log of the Job's Pod; with
+// follow it waits for the Pod and its container to start, then streams
+// until the container ends.
+func (e *env) jobLogs(ctx context.Context, jobName string, follow bool) error {
+	for {
+		err := e.jobLogsOnce(ctx, jobName, follow)
+		if !errors.Is(err, errNoLogYet) || !follow {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (e *env) jobLogsOnce(ctx context.Context, jobName string, follow bool) error {
+	job := &batchv1.Job{}
+	if err := e.get(ctx, "Job", jobName, job); err != nil {
+		return err
+	}
+	pod, err := e.jobPod(ctx, job)
+	if err != nil {
+		return err
+	}
+	if pod == nil {
+		if follow {
+			return errNoLogYet
+		}
+		return fmt.Errorf("job %s has no Pod (yet): try --follow", jobName)
+	}
+	container := pod.Spec.Containers[0].Name
+	started := false
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.Name == container && (s.State.Running != nil || s.State.Terminated != nil) {
+			started = true
+		}
+	}
+	if !started {
+		if follow {
+			return errNoLogYet
+		}
+		return fmt.Errorf("the installer in Pod %s has not started yet: try --follow", pod.Name)
+	}
+	stream, err := e.kube.CoreV1().Pods(e.namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, Follow: follow}).Stream(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the log of Pod %s: %w", pod.Name, err)
+	}
+	defer stream.Close()
+	_, err = io.Copy(e.out, stream)
+	return err
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none yet"
+	}
+	return s
+}
