@@ -127,8 +127,12 @@ fuzz: ## Run each fuzz test for 30s.
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary into bin/manager.
-	go build -o bin/manager ./cmd/manager
+build: ## Build the manager (bin/manager) and the kubectl plugin (bin/kubectl-kubeforge: copy it onto PATH for `kubectl kubeforge`).
+	go build -o bin/ ./cmd/manager ./cmd/kubectl-kubeforge
+
+.PHONY: plugin-dist
+plugin-dist: ## Build `kubectl kubeforge` archives for linux and darwin (amd64, arm64) into dist/ and its krew manifest dist/kubeforge.yaml (VERSION, URL_BASE).
+	VERSION="v$(VERSION)" URL_BASE="$(URL_BASE)" hack/krew.sh
 
 .PHONY: run
 run: manifests generate ## Run the manager here against the current kubeconfig, without webhooks.
@@ -207,11 +211,11 @@ cluster-down: ## Stop and delete the local control plane.
 	@CLUSTER_NAME=$(CLUSTER_NAME) hack/cluster.sh down
 
 .PHONY: demo
-demo: build ## Local cluster + CRDs + webhooks + manager + samples, then `kubectl get kubeforge`.
-	CLUSTER_NAME=$(CLUSTER_NAME) hack/demo.sh up
+demo: build ## A local cluster with a real node, kubeforge deployed in it and the samples on real containers (FAKE_NODES=1, or a machine that cannot host the real node: kwok only); ends with what to try.
+	CLUSTER_NAME=$(CLUSTER_NAME) FAKE_NODES=$(FAKE_NODES) hack/demo.sh up
 
 .PHONY: demo-down
-demo-down: ## Stop the demo manager and delete the demo cluster.
+demo-down: ## Delete the demo's cluster (and its real node, or the kwok-only demo's manager): the machine as it was.
 	CLUSTER_NAME=$(CLUSTER_NAME) hack/demo.sh down
 
 ##@ Deployment
@@ -227,7 +231,7 @@ uninstall: manifests ## Remove the CRDs from the current cluster.
 .PHONY: deploy
 deploy: manifests ## Deploy the operator (needs cert-manager) into the current cluster; IMG names the image. Monitoring: make deploy-monitoring.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/default | kubectl apply --server-side --force-conflicts -f -
 
 .PHONY: deploy-monitoring
 deploy-monitoring: ## Add the ServiceMonitor and alert rules to a `make deploy` install (needs prometheus-operator's CRDs).

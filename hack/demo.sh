@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# make demo: a local control plane (hack/cluster.sh), the CRDs, the webhooks
-# (served by the manager on 127.0.0.1 over HTTPS), the manager itself running
-# on this machine with leader election, and the samples. Then it shows
-# `kubectl get kubeforge`.
+# make demo. Where this machine can host the real node (Linux, root, no
+# other cluster holding it): a local cluster with a real node (hack/cluster.sh
+# with REAL_NODE=1), the images built here (hack/images.sh), cert-manager,
+# kubeforge installed as users install it (make deploy: its image, in the
+# cluster, with its webhooks and certificates), and config/demo — the
+# samples on real containers: a Balancer splitting traffic between two
+# versions, a PodSet, a Workspace running code-server, a Platform, and a
+# KubernetesCluster installed by real ansible over SSH onto two host Pods.
+# Elsewhere, or with FAKE_NODES=1, the kwok-only demo: the same control
+# plane without a real node (kwok plays the kubelet: pods run no
+# container), the CRDs, the webhooks and the manager running on this
+# machine, and config/samples. Either way it ends with what to try.
 #
 # Usage: hack/demo.sh up|down
+# Env:   FAKE_NODES=1 (the kwok-only demo), CLUSTER_NAME (default kubeforge)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,8 +38,9 @@ stop_manager() {
   rm -f "$PID_FILE"
 }
 
-up() {
+up_fake() {
   mkdir -p "$DEMO_DIR"
+  echo fake >"$DEMO_DIR/mode"
   local bin
   bin=$(hack/test-binaries.sh)
   export PATH="$bin:$PATH"
@@ -49,7 +59,7 @@ up() {
   go run ./hack/localca -dir "$DEMO_DIR/api-certs" localhost 127.0.0.1
 
   stop_manager
-  [[ -x bin/manager ]] || go build -o bin/manager ./cmd/manager
+  build_binaries
   log "starting the manager; log: $LOG_FILE"
   nohup bin/manager --kubeconfig "$KUBECONFIG" \
     --leader-elect --leader-election-namespace kube-system --ensure-admission-policy \
@@ -96,9 +106,12 @@ up() {
 
 The demo is running.
   export KUBECONFIG=$KUBECONFIG
-  export PATH=$bin:\$PATH    # kubectl v1.37, matching the cluster
+  export PATH=$bin:$PWD/bin:\$PATH    # kubectl v1.37, matching the cluster, and kubectl kubeforge
   kubectl get kubeforge
   kubectl scale pset/web --replicas 5
+  kubectl kubeforge status pset/web
+  kubectl kubeforge balancer split shop
+  kubectl kubeforge platform graph acme
 The API (docs/api.md) as the ServiceAccount demo-portal, which may read
 KubernetesClusters here; its certificate verified by the local CA:
   TOKEN=\$(kubectl create token demo-portal --audience kubeforge)
@@ -111,7 +124,185 @@ MSG
 
 down() {
   stop_manager
-  CLUSTER_NAME=$CLUSTER_NAME hack/cluster.sh down
+  local real=""
+  [[ "$(cat "$DEMO_DIR/mode" 2>/dev/null)" == real ]] && real=1
+  CLUSTER_NAME=$CLUSTER_NAME REAL_NODE=$real hack/cluster.sh down
+  rm -rf "$DEMO_DIR"
+}
+
+T0=$(date +%s)
+# stage says what the demo does next, with the time since it started.
+stage() { log "$(printf '%4ss' $(( $(date +%s) - T0 ))) $*"; }
+
+MANAGER_NS=kubeforge-system
+MANAGER=kubeforge-controller-manager
+INSTALLER_IMAGE=kubeforge.test/installer-standin:v1
+SSHHOST_IMAGE=kubeforge.test/sshhost:v1
+
+up_real() {
+  mkdir -p "$DEMO_DIR"
+  echo real >"$DEMO_DIR/mode"
+  local bin i
+  stage "the Debian packages the real node and the tests use, where missing (hack/test-deps.sh: its build dependencies, nginx, ansible, the database servers, chromium)"
+  hack/test-deps.sh
+  build_binaries
+  stage "the Kubernetes binaries (hack/test-binaries.sh; built from source on the first run, about 10 minutes on 2 cores, then cached)"
+  bin=$(hack/test-binaries.sh)
+  export PATH="$bin:$PATH"
+  stage "the real node's binaries: kubelet, kube-proxy, containerd, runc, CNI plugins, CoreDNS, registry, kube-router (hack/node-binaries.sh; first run about 6 minutes)"
+  hack/node-binaries.sh >/dev/null
+  stage "a cluster with a real node (hack/cluster.sh up, REAL_NODE=1)"
+  KUBECONFIG=$(CLUSTER_NAME=$CLUSTER_NAME REAL_NODE=1 hack/cluster.sh up)
+  export KUBECONFIG
+  stage "images built here without Docker: kubeforge, nginx, echoserver, code-server, installer, sshhost (hack/images.sh; first run about 6 minutes, code-server from npm)"
+  hack/images.sh >/dev/null
+  stage "cert-manager (hack/addons.sh)"
+  hack/addons.sh install >/dev/null
+  stage "kubeforge as users install it: make deploy (its image, two replicas, webhooks with cert-manager's certificates)"
+  make --no-print-directory deploy >/dev/null
+  # This cluster's administrator allows the stand-in installer image that
+  # the demo's KubernetesCluster runs (kubespray's cannot be fetched here).
+  if ! kubectl -n "$MANAGER_NS" get deployment "$MANAGER" -o jsonpath='{.spec.template.spec.containers[0].args}' | grep -q installer-standin; then
+    kubectl -n "$MANAGER_NS" patch deployment "$MANAGER" --type=json -p \
+      '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--installer-images=quay.io/kubespray/kubespray,docker.io/kubespray/kubespray,'"${INSTALLER_IMAGE%:*}"'"}]' >/dev/null
+  fi
+  kubectl -n "$MANAGER_NS" rollout status deployment "$MANAGER" --timeout=5m >/dev/null
+  # Ready Pods are not yet a routed webhook Service: a server-side dry
+  # run goes through admission, so it answers once kube-proxy routes it.
+  for i in $(seq 1 120); do
+    kubectl apply --dry-run=server -k config/demo >/dev/null 2>&1 && break
+    (( i == 120 )) && { log "the webhooks do not answer"; kubectl apply --dry-run=server -k config/demo; exit 1; }
+    sleep 1
+  done
+  stage "the samples on real containers (config/demo), and the KubernetesCluster prod on two SSH host Pods"
+  kubectl apply -k config/demo >/dev/null
+  ssh_hosts
+  stage "waiting for every sample to be Ready (code-server's start and the cluster's install by ansible take a minute or two)"
+  kubectl wait --for=condition=Ready --timeout=10m pset/web pset/shop-v1 pset/shop-v2 bal/shop ws/alice plat/acme kc/prod >/dev/null
+  stage "ready"
+
+  echo
+  kubectl get kubeforge
+  cat <<MSG
+
+The demo is running, on real containers.
+  export KUBECONFIG=$KUBECONFIG
+  export PATH=$bin:$PWD/bin:\$PATH    # kubectl v1.37, matching the cluster, and kubectl kubeforge
+  kubectl get kubeforge
+  kubectl kubeforge status ws/alice
+The IDE: this forwards a local port to code-server and prints the URL to
+open and the command that prints the password (Ctrl-C stops it):
+  kubectl kubeforge workspace open alice    # runs until Ctrl-C
+The Balancer's split as configured, then 200 requests from a Pod, counted
+by the version that answered:
+  kubectl kubeforge balancer split shop
+  kubectl run split --image=kubeforge.test/echoserver:v1 --restart=Never --rm -i --quiet --command -- /echoserver get -n 200 http://shop/
+The Platform in dependency order; the cluster's kubeconfig and the log of
+its last installer run (ansible over SSH):
+  kubectl kubeforge platform graph acme
+  kubectl kubeforge cluster kubeconfig prod | grep server:
+  kubectl kubeforge cluster logs prod | grep -A 3 'PLAY RECAP'
+Manager log: kubectl -n $MANAGER_NS logs deploy/$MANAGER
+Stop it all: make demo-down
+MSG
+}
+
+# ssh_hosts starts two SSH host Pods (sshd, the demo's key authorized for
+# root), pins their host keys, and creates the KubernetesCluster prod on
+# their Pod addresses: the installer never meets another address.
+ssh_hosts() {
+  local dir="$DEMO_DIR/ssh" h ip cp1 worker1
+  mkdir -p "$dir"
+  [[ -f "$dir/id_ed25519" ]] || ssh-keygen -q -t ed25519 -N "" -C kubeforge-demo -f "$dir/id_ed25519"
+  kubectl create configmap prod-authorized-keys --from-file=authorized_keys="$dir/id_ed25519.pub" \
+    --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  for h in cp1 worker1; do
+    kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: prod-$h
+  labels: {app: ssh-host, cluster: prod}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: sshd
+    image: $SSHHOST_IMAGE
+    ports: [{name: ssh, containerPort: 22}]
+    readinessProbe: {tcpSocket: {port: 22}, periodSeconds: 1}
+    volumeMounts: [{name: keys, mountPath: /etc/kubeforge, readOnly: true}]
+  volumes:
+  - name: keys
+    configMap: {name: prod-authorized-keys}
+EOF
+  done
+  kubectl wait --for=condition=Ready --timeout=3m pod/prod-cp1 pod/prod-worker1 >/dev/null
+  : >"$dir/known_hosts"
+  for h in cp1 worker1; do
+    ip=$(kubectl get pod "prod-$h" -o jsonpath='{.status.podIP}')
+    printf -v "$h" '%s' "$ip"
+    kubectl exec "prod-$h" -- cat /etc/ssh/ssh_host_ed25519_key.pub | awk -v ip="$ip" '{print ip, $1, $2}' >>"$dir/known_hosts"
+  done
+  kubectl create secret generic prod-ssh --type=kubernetes.io/ssh-auth \
+    --from-file=ssh-privatekey="$dir/id_ed25519" --from-file=known_hosts="$dir/known_hosts" \
+    --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: cluster.kubeforge.io/v1alpha1
+kind: KubernetesCluster
+metadata:
+  name: prod
+spec:
+  version: v1.31.4
+  masters:
+  - {address: $cp1, name: cp1}
+  nodes:
+  - {address: $worker1, name: worker1}
+  sshSecretRef: {name: prod-ssh, user: root}
+  installer:
+    image: $INSTALLER_IMAGE
+    timeout: 10m
+EOF
+}
+
+# why_not_real prints why this machine runs the kwok-only demo, or nothing.
+why_not_real() {
+  local state="$CACHE_ROOT/real-node"
+  if [[ "${FAKE_NODES:-}" == 1 ]]; then
+    echo "FAKE_NODES=1 asks for it"
+  elif [[ "$(uname -s)" != Linux ]]; then
+    echo "a real node needs Linux"
+  elif [[ $(id -u) != 0 ]]; then
+    echo "a real node needs root (containerd, the kubelet, iptables)"
+  elif [[ -f "$state/cluster" && "$(cat "$state/cluster")" != "$CLUSTER_NAME" && -f "$state/pids/kubelet" ]] &&
+    kill -0 "$(cat "$state/pids/kubelet")" 2>/dev/null; then
+    echo "this machine's real node serves the cluster $(cat "$state/cluster") (one real node per machine)"
+  fi
+}
+
+# build_binaries builds the manager and the kubectl plugin the printed
+# lines use, when make did not.
+build_binaries() {
+  [[ -x bin/manager && -x bin/kubectl-kubeforge ]] || go build -o bin/ ./cmd/manager ./cmd/kubectl-kubeforge
+}
+
+up() {
+  local reason want prev
+  reason=$(why_not_real)
+  want=real
+  [[ -n "$reason" ]] && want=fake
+  prev=$(cat "$DEMO_DIR/mode" 2>/dev/null || true)
+  if [[ -n "$prev" && "$prev" != "$want" ]]; then
+    # The other demo's cluster (another service range, a manager outside
+    # it, tainted fake nodes or none): deleted first, as demo-down does.
+    log "the cluster $CLUSTER_NAME ran the other demo ($prev): deleting it first"
+    down
+  fi
+  if [[ -n "$reason" ]]; then
+    log "the kwok-only demo (pods run no container): $reason"
+    up_fake
+  else
+    up_real
+  fi
 }
 
 case "${1:-}" in

@@ -24,6 +24,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,6 +35,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -63,6 +65,9 @@ var (
 	// hostBefore is what the host looked like before the real node came:
 	// cluster-down must leave it so.
 	hostBefore hostState
+	// demoOut is what make demo printed (its closing message), demoStages
+	// its stage lines with their times.
+	demoOut, demoStages string
 )
 
 func TestReal(t *testing.T) {
@@ -87,6 +92,17 @@ func run(name string, args ...string) (string, error) {
 
 func kubectl(args ...string) (string, error) { return run("kubectl", args...) }
 
+// pluginBin is `kubectl kubeforge`, built by make build beside the manager.
+func pluginBin() string { return filepath.Join(root, "bin", "kubectl-kubeforge") }
+
+// plugin runs `kubectl kubeforge ARGS` against the suite's cluster and
+// keeps what it printed in the artifacts (plugin.txt: the docs' examples).
+func plugin(args ...string) (string, error) {
+	out, err := e2ekit.Run(root, nil, nil, pluginBin(), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	appendArtifact("plugin.txt", "$ kubectl kubeforge "+strings.Join(args, " ")+"\n"+out+"\n")
+	return out, err
+}
+
 // timed runs a setup step and records how long it took, for the note.
 func timed(what string, f func()) {
 	line, err := e2ekit.Timed(artifacts, what, f)
@@ -106,32 +122,35 @@ var _ = BeforeSuite(func() {
 	Expect(os.MkdirAll(artifacts, 0o755)).To(Succeed())
 	hostBefore = readHost()
 
-	timed("cluster with a real node (hack/cluster.sh up, REAL_NODE=1)", func() {
-		var err error
-		kubeconfig, err = e2ekit.ClusterUp(root, []string{"CLUSTER_NAME=" + clusterName(), "REAL_NODE=1"}, "E2E_REUSE_CLUSTER")
+	timed("make demo: a cluster with a real node, the images, cert-manager, make deploy, the demo's samples Ready (hack/demo.sh up)", func() {
+		env := []string{"CLUSTER_NAME=" + clusterName()}
+		if os.Getenv("E2E_REUSE_CLUSTER") == "" {
+			env = append(env, "CLUSTER_FRESH=1")
+		}
+		cmd := exec.Command("hack/demo.sh", "up")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), env...)
+		var stdout strings.Builder
+		cmd.Stdout = &stdout
+		stages := gbytes.NewBuffer()
+		cmd.Stderr = io.MultiWriter(stages, GinkgoWriter)
+		err := cmd.Run()
+		demoOut = stdout.String()
+		Expect(os.WriteFile(filepath.Join(artifacts, "demo.txt"), append(stages.Contents(), stdout.String()...), 0o644)).To(Succeed())
+		Expect(err).NotTo(HaveOccurred(), "make demo: %s", stages.Contents())
+		demoStages = string(stages.Contents())
+		Expect(demoStages).NotTo(ContainSubstring("kwok-only"), "make demo on a machine that can host the real node runs it")
+		kubeconfig, err = run("hack/cluster.sh", "kubeconfig")
 		Expect(err).NotTo(HaveOccurred())
+		kubeconfig = strings.TrimSpace(kubeconfig)
 	})
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme.New()})
 	Expect(err).NotTo(HaveOccurred())
 
-	timed("images: manager, nginx, echoserver, code-server, installer, sshhost (hack/images.sh)", func() {
-		_, err := run("hack/images.sh")
-		Expect(err).NotTo(HaveOccurred())
-	})
-	timed("cert-manager and the prometheus-operator CRDs (hack/addons.sh)", func() {
-		_, err := run("hack/addons.sh", "install")
-		Expect(err).NotTo(HaveOccurred())
-	})
-	timed("make deploy deploy-monitoring, until both manager Pods are Ready", func() {
-		_, err := run("make", "deploy", "deploy-monitoring")
-		Expect(err).NotTo(HaveOccurred())
-		// What this cluster's administrator allows as installer images:
-		// kubespray's, and the stand-in the KubernetesCluster specs run.
-		_, err = kubectl("-n", managerNS, "patch", "deployment", managerName, "--type=json", "-p",
-			`[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--installer-images=`+
-				`quay.io/kubespray/kubespray,docker.io/kubespray/kubespray,`+installerImageRepo+`"}]`)
+	timed("make deploy-monitoring, both manager Pods Ready, admission answering", func() {
+		_, err := run("make", "deploy-monitoring")
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
@@ -174,8 +193,8 @@ var _ = AfterSuite(func() {
 	if os.Getenv("E2E_KEEP_CLUSTER") != "" {
 		return
 	}
-	By("deleting the cluster, and with it the real node")
-	_, err := run("hack/cluster.sh", "down")
+	By("make demo-down: deleting the cluster, and with it the real node")
+	_, err := run("hack/demo.sh", "down")
 	Expect(err).NotTo(HaveOccurred())
 	By("checking that the real node left nothing behind on the host")
 	Expect(leftBehind(hostBefore)).To(BeEmpty())
