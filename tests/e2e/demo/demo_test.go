@@ -31,7 +31,11 @@ var demoEnv = []string{
 }
 
 func demo(verb string) (string, error) {
-	cmd := exec.Command("hack/demo.sh", verb)
+	target := "demo"
+	if verb == "down" {
+		target = "demo-down"
+	}
+	cmd := exec.Command("make", "--no-print-directory", target)
 	cmd.Dir = testenv.RepoRoot()
 	cmd.Env = append(os.Environ(), demoEnv...)
 	out, err := cmd.CombinedOutput()

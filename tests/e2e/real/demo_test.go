@@ -31,7 +31,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 )
 
-// This suite's cluster is make demo's (BeforeSuite runs hack/demo.sh up):
+// This suite's cluster is make demo's (BeforeSuite runs make demo):
 // these specs are what a newcomer does with it.
 var _ = Describe("make demo on the real node", Ordered, Label("real", "demo"), func() {
 	// newcomer runs a shell script as a newcomer would type it: in a fresh

@@ -122,12 +122,12 @@ var _ = BeforeSuite(func() {
 	Expect(os.MkdirAll(artifacts, 0o755)).To(Succeed())
 	hostBefore = readHost()
 
-	timed("make demo: a cluster with a real node, the images, cert-manager, make deploy, the demo's samples Ready (hack/demo.sh up)", func() {
+	timed("make demo: a cluster with a real node, the images, cert-manager, make deploy, the demo's samples Ready", func() {
 		env := []string{"CLUSTER_NAME=" + clusterName()}
 		if os.Getenv("E2E_REUSE_CLUSTER") == "" {
 			env = append(env, "CLUSTER_FRESH=1")
 		}
-		cmd := exec.Command("hack/demo.sh", "up")
+		cmd := exec.Command("make", "--no-print-directory", "demo", "CLUSTER_NAME="+clusterName())
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), env...)
 		var stdout strings.Builder
@@ -194,7 +194,7 @@ var _ = AfterSuite(func() {
 		return
 	}
 	By("make demo-down: deleting the cluster, and with it the real node")
-	_, err := run("hack/demo.sh", "down")
+	_, err := run("make", "--no-print-directory", "demo-down", "CLUSTER_NAME="+clusterName())
 	Expect(err).NotTo(HaveOccurred())
 	By("checking that the real node left nothing behind on the host")
 	Expect(leftBehind(hostBefore)).To(BeEmpty())
