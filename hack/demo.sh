@@ -282,7 +282,7 @@ why_not_real() {
 # build_binaries builds the manager and the kubectl plugin the printed
 # lines use, when make did not.
 build_binaries() {
-  [[ -x bin/manager && -x bin/kubectl-kubeforge ]] || go build -o bin/ ./cmd/manager ./cmd/kubectl-kubeforge
+  [[ -x bin/manager && -x bin/kubectl-kubeforge ]] || make --no-print-directory build >/dev/null
 }
 
 up() {
