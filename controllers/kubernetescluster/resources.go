@@ -64,12 +64,6 @@ const component = "installer"
 // InstallerName names the installer's ServiceAccount, Role and RoleBinding.
 func InstallerName(kc *clusterv1alpha1.KubernetesCluster) string { return kc.Name + "-installer" }
 
-// KubeconfigSecretName names the Secret the create operation writes the
-// admin kubeconfig into.
-func KubeconfigSecretName(kc *clusterv1alpha1.KubernetesCluster) string {
-	return kc.Name + "-kubeconfig"
-}
-
 func meta(kc *clusterv1alpha1.KubernetesCluster, name string) metav1.ObjectMeta {
 	labels := engine.CommonLabels(kc, component)
 	labels[clusterv1alpha1.ClusterLabel] = kc.Name
@@ -89,7 +83,7 @@ func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
 			ObjectMeta: meta(kc, name),
 			Rules: []rbacv1.PolicyRule{{
 				APIGroups: []string{""}, Resources: []string{"secrets"},
-				ResourceNames: []string{KubeconfigSecretName(kc), KnownHostsSecretName(kc)}, Verbs: []string{"get", "patch", "update"},
+				ResourceNames: []string{clusterv1alpha1.KubeconfigSecretName(kc), KnownHostsSecretName(kc)}, Verbs: []string{"get", "patch", "update"},
 			}},
 		},
 		&rbacv1.RoleBinding{
@@ -100,7 +94,7 @@ func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
 		},
 		&corev1.Secret{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-			ObjectMeta: meta(kc, KubeconfigSecretName(kc)),
+			ObjectMeta: meta(kc, clusterv1alpha1.KubeconfigSecretName(kc)),
 			Type:       corev1.SecretTypeOpaque,
 		},
 		&corev1.Secret{
@@ -258,7 +252,7 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 		Command:         []string{"/bin/sh", "-c", VerifyAndRun},
 		Env: []corev1.EnvVar{
 			{Name: "KUBEFORGE_OPERATION", Value: string(op.Type)},
-			{Name: "KUBEFORGE_KUBECONFIG_SECRET", Value: KubeconfigSecretName(kc)},
+			{Name: "KUBEFORGE_KUBECONFIG_SECRET", Value: clusterv1alpha1.KubeconfigSecretName(kc)},
 			{Name: "KUBEFORGE_KNOWN_HOSTS_SECRET", Value: KnownHostsSecretName(kc)},
 			// Where to report early: the files token and (when the manager
 			// knows its API's URL) url, never variables.

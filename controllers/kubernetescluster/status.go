@@ -96,7 +96,7 @@ func finish(kc *clusterv1alpha1.KubernetesCluster, op *clusterv1alpha1.Operation
 		st.NodeNames = nil
 		recordNames(kc, op.Hosts)
 		st.MasterCount = int32(len(kc.Spec.Masters))
-		st.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: KubeconfigSecretName(kc)}
+		st.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: clusterv1alpha1.KubeconfigSecretName(kc)}
 		op.Message = fmt.Sprintf("Installed Kubernetes %s on %d masters and %d nodes", op.Version, len(kc.Spec.Masters), len(op.Hosts))
 	case clusterv1alpha1.OpScaleUp:
 		st.InstalledNodes = append(st.InstalledNodes, op.Hosts...)

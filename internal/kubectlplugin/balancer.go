@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -126,16 +125,15 @@ func writeSplit(w io.Writer, b *networkingv1alpha1.Balancer, rows []splitRow, li
 		return fmt.Sprintf("%.0f%%", 100*float64(wt)/float64(of))
 	}
 	fmt.Fprintf(w, "Balancer %s/%s: proxy %d/%d ready\n", b.Namespace, b.Name, b.Status.ReadyReplicas, b.Status.Replicas)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BACKEND\tSERVICE\tWEIGHT\tCONFIGURED\tREADY ENDPOINTS\tSHARE NOW")
+	table := [][]string{{"BACKEND", "SERVICE", "WEIGHT", "CONFIGURED", "READY ENDPOINTS", "SHARE NOW"}}
 	for _, r := range rows {
 		now := share(r.weight, serving)
 		if r.ready == 0 {
 			now = "0%"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", r.name, r.service, r.weight, share(r.weight, all), r.ready, now)
+		table = append(table, []string{r.name, r.service, fmt.Sprint(r.weight), share(r.weight, all), fmt.Sprint(r.ready), now})
 	}
-	tw.Flush()
+	writeTable(w, table)
 	if !live {
 		fmt.Fprintln(w, "(ready endpoints from the Balancer's status: your RBAC does not let you list EndpointSlices)")
 	}

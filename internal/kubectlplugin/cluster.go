@@ -51,12 +51,14 @@ func clusterCommand(newEnv func() (*env, error)) *cobra.Command {
 			if err := e.get(ctx, "KubernetesCluster", args[0], kc); err != nil {
 				return err
 			}
+			// The Secret as the controller names it; status, which others may
+			// write, only says whether it was written yet.
 			if kc.Status.KubeconfigSecretRef == nil {
 				return fmt.Errorf("KubernetesCluster %s/%s has no kubeconfig yet (phase %s): it is written when the create operation succeeds",
 					kc.Namespace, kc.Name, orNone(string(kc.Status.Phase)))
 			}
 			s := &corev1.Secret{}
-			if err := e.get(ctx, "Secret", kc.Status.KubeconfigSecretRef.Name, s); err != nil {
+			if err := e.get(ctx, "Secret", clusterv1alpha1.KubeconfigSecretName(kc), s); err != nil {
 				return err
 			}
 			b := s.Data[KubeconfigKey]
@@ -95,8 +97,10 @@ func clusterCommand(newEnv func() (*env, error)) *cobra.Command {
 			if op == nil {
 				return fmt.Errorf("KubernetesCluster %s/%s has run no operation yet", kc.Namespace, kc.Name)
 			}
-			fmt.Fprintf(e.errOut, "operation %s (%s, %s) in Job %s\n", op.ID, op.Type, op.Result, op.JobName)
-			return e.jobLogs(ctx, op.JobName, follow)
+			// The Job as the controller names it for the operation's id.
+			job := clusterv1alpha1.JobName(kc, op.ID)
+			fmt.Fprintln(e.errOut, printable(fmt.Sprintf("operation %s (%s, %s) in Job %s", op.ID, op.Type, op.Result, job)))
+			return e.jobLogs(ctx, job, follow)
 		}),
 	}
 	logs.Flags().BoolVarP(&follow, "follow", "f", false, "keep streaming until the installer ends")

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -61,9 +60,8 @@ func writeGraph(w io.Writer, p *appsv1alpha1.Platform) error {
 		st[c.Name] = c
 	}
 	fmt.Fprintf(w, "Platform %s/%s  %s  version %s, %s components ready\n", p.Namespace, p.Name,
-		orNone(string(p.Status.Phase)), orNone(p.Status.Version), orNone(p.Status.Ready))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tCOMPONENT\tDEPENDS ON\tWORKLOAD\tPHASE\tREADY\tIMAGE\tMESSAGE")
+		printable(orNone(string(p.Status.Phase))), printable(orNone(p.Status.Version)), printable(orNone(p.Status.Ready)))
+	rows := [][]string{{"#", "COMPONENT", "DEPENDS ON", "WORKLOAD", "PHASE", "READY", "IMAGE", "MESSAGE"}}
 	for n, i := range order {
 		c := p.Spec.Components[i]
 		s := st[c.Name]
@@ -87,7 +85,8 @@ func writeGraph(w io.Writer, p *appsv1alpha1.Platform) error {
 		if image == "" {
 			image = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n+1, c.Name, deps, workload, phase, ready, image, oneLine(s.Message))
+		rows = append(rows, []string{fmt.Sprint(n + 1), c.Name, deps, workload, phase, ready, image, s.Message})
 	}
-	return tw.Flush()
+	writeTable(w, rows)
+	return nil
 }

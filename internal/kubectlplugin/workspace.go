@@ -87,18 +87,29 @@ func (e *env) workspacePod(ctx context.Context, ws *idev1alpha1.Workspace) (*cor
 	return pod, nil
 }
 
+// credentialsSecret is the Secret that holds ws's password, named from its
+// spec as the controller names it — never from status, which whoever may
+// write the Workspace's status could point at another Secret, or at a
+// "name" that is a shell command in the line printed to be run.
+func credentialsSecret(ws *idev1alpha1.Workspace) string {
+	d := ws.DeepCopy()
+	idev1alpha1.DefaultWorkspace(d)
+	return idev1alpha1.WorkspaceCredentialsSecret(d)
+}
+
 // openLines are what open prints once the port is forwarded.
 func openLines(w io.Writer, ws *idev1alpha1.Workspace, pod *corev1.Pod, address string, local uint16) {
 	fmt.Fprintf(w, "Forwarding %s:%d to Workspace %s/%s (Pod %s, port %d). Ctrl-C stops.\n",
 		address, local, ws.Namespace, ws.Name, pod.Name, ws.Spec.Port)
 	fmt.Fprintf(w, "Open:     http://%s:%d/\n", address, local)
-	if ws.Status.CredentialsSecret == "" {
+	secret := credentialsSecret(ws)
+	if secret == "" {
 		fmt.Fprintln(w, "Password: none (auth mode None)")
 		return
 	}
-	fmt.Fprintf(w, "Password: in Secret %s/%s, key password:\n", ws.Namespace, ws.Status.CredentialsSecret)
+	fmt.Fprintf(w, "Password: in Secret %s/%s, key password:\n", ws.Namespace, secret)
 	fmt.Fprintf(w, "          kubectl -n %s get secret %s -o jsonpath='{.data.password}' | base64 -d; echo\n",
-		ws.Namespace, ws.Status.CredentialsSecret)
+		ws.Namespace, secret)
 }
 
 func (e *env) forward(ctx context.Context, ws *idev1alpha1.Workspace, pod *corev1.Pod, address string, port int) error {

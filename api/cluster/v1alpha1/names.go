@@ -51,3 +51,7 @@ const (
 	// certificate, so that the installer verifies whom it reports to.
 	CallbackCAKey = "ca.crt"
 )
+
+// KubeconfigSecretName names the Secret the create operation writes the
+// admin kubeconfig into (key kubeconfig): <name>-kubeconfig.
+func KubeconfigSecretName(kc *KubernetesCluster) string { return kc.Name + "-kubeconfig" }

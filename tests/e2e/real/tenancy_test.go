@@ -420,6 +420,32 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
 	})
 
+	It("writes terminal escapes into the status of alice's PodSet: kubectl kubeforge shows them escaped, never sends them", func() {
+		ps := tenantPodSet("alice-screen", func(*corev1.PodSpec) {})
+		Expect(alice.Create(ctx, ps)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, ps))).To(Succeed()) })
+		// Whoever may write a PodSet may write its status: a condition
+		// that sets the terminal's title, clears the screen and reverses
+		// the text after it, for whoever reads alice's PodSet next.
+		planted := "\x1b]0;owned\x07\x1b[2Jplanted by mallory\u202e"
+		Eventually(func(g Gomega) {
+			cur := &appsv1alpha1.PodSet{}
+			g.Expect(mallory.Get(ctx, client.ObjectKeyFromObject(ps), cur)).To(Succeed())
+			if meta.FindStatusCondition(cur.Status.Conditions, "Note") == nil {
+				withNote := cur.DeepCopy()
+				meta.SetStatusCondition(&withNote.Status.Conditions, metav1.Condition{Type: "Note", Status: metav1.ConditionTrue,
+					Reason: "Planted", Message: planted})
+				g.Expect(mallory.Status().Patch(ctx, withNote, client.MergeFrom(cur))).To(Succeed())
+			}
+			out, err := plugin("-n", tenancyNS, "status", "pset/alice-screen")
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, control := range []string{"\x1b", "\x07", "\u202e"} {
+				g.Expect(out).NotTo(ContainSubstring(control), "a control character reached the terminal")
+			}
+			g.Expect(out).To(ContainSubstring(`\u001b]0;owned\u0007\u001b[2Jplanted by mallory\u202e`), "the planted message, shown escaped")
+		}, "1m", "1s").Should(Succeed())
+	})
+
 	It("labels a PodSet's Pods as alice's IDE, to join its Service: refused", func() {
 		ps := tenantPodSet("joins-ide", func(*corev1.PodSpec) {})
 		ps.Spec.Template.Labels["ide.kubeforge.io/workspace"] = "alices-ide"
