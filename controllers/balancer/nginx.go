@@ -51,6 +51,26 @@ type RenderOptions struct {
 	// (`resolve` on the upstream servers, nginx 1.27.3 and later); when
 	// empty, nginx resolves them once, at start.
 	DNSServer string
+	// ListenBase is the port the proxy listens on for the first spec
+	// port, the next one for the second, and so on; zero is
+	// ProxyPortBase. (A test running nginx on loopback moves it.)
+	ListenBase int32
+}
+
+// ProxyPortBase is where the proxy's listening ports start: the i-th spec
+// port is served on ProxyPortBase+i inside the proxy Pod, behind the
+// front-end Service's port. They are unprivileged ports, so nginx runs as
+// a non-root user with no capabilities; and being numbered by position,
+// never by the spec's port, they cannot collide.
+const ProxyPortBase int32 = 10000
+
+// ListenPort is the port the proxy listens on for the i-th spec port.
+func (o RenderOptions) ListenPort(i int) int32 {
+	base := o.ListenBase
+	if base == 0 {
+		base = ProxyPortBase
+	}
+	return base + int32(i)
 }
 
 // ModulesInclude loads the dynamic modules of a Debian-style nginx
@@ -116,10 +136,10 @@ func NginxConf(b *networkingv1alpha1.Balancer, opts RenderOptions) string {
 		s.WriteString("    }\n")
 		s.WriteString("    server {\n")
 		if p.Protocol == corev1.ProtocolUDP {
-			fmt.Fprintf(&s, "        listen %d udp;\n", p.Port)
+			fmt.Fprintf(&s, "        listen %d udp;\n", opts.ListenPort(i))
 			s.WriteString("        proxy_timeout 10s;\n")
 		} else {
-			fmt.Fprintf(&s, "        listen %d;\n", p.Port)
+			fmt.Fprintf(&s, "        listen %d;\n", opts.ListenPort(i))
 			s.WriteString("        proxy_connect_timeout 5s;\n")
 		}
 		fmt.Fprintf(&s, "        proxy_pass %s;\n", up)

@@ -118,8 +118,10 @@ func TestNginxConfSkipsDrainedBackendsAndListensUDP(t *testing.T) {
 	for _, want := range []string{
 		"server shop-new.team-a.svc.example.org:80 weight=7 max_fails=3 fail_timeout=10s;",
 		"server shop-new.team-a.svc.example.org:53 weight=7 max_fails=3 fail_timeout=10s;",
-		"listen 53 udp;",
-		"listen 80;",
+		// The proxy's own ports, by position: 80 and 53 are the
+		// front-end Service's.
+		"listen 10000;",
+		"listen 10001 udp;",
 	} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("nginx.conf lacks %q:\n%s", want, conf)

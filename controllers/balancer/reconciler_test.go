@@ -175,7 +175,11 @@ var _ = Describe("Balancer Controller", func() {
 
 		conf := objects["owned-proxy"].(*corev1.ConfigMap).Data["nginx.conf"]
 		Expect(conf).To(ContainSubstring("server owned-v1.default.svc.cluster.local:80 weight=90 max_fails=3 fail_timeout=10s;"))
-		Expect(conf).To(ContainSubstring("listen 53 udp;"))
+		// Port 53 is the front-end's; the proxy serves it on an
+		// unprivileged port, which the front-end Service forwards to.
+		Expect(conf).To(ContainSubstring(fmt.Sprintf("listen %d udp;", balancer.ProxyPortBase+1)))
+		Expect(front.Spec.Ports[1].Port).To(Equal(int32(53)))
+		Expect(front.Spec.Ports[1].TargetPort.IntVal).To(Equal(balancer.ProxyPortBase + 1))
 
 		d := &appsv1.Deployment{}
 		Expect(suite.Client.Get(suite.Ctx, key("owned-proxy"), d)).To(Succeed())

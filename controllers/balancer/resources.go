@@ -17,6 +17,7 @@ package balancer
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -25,6 +26,7 @@ import (
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // The app.kubernetes.io/component values of a Balancer's objects.
@@ -34,8 +36,12 @@ const (
 	componentBackend  = "backend"
 )
 
-// configDir is where the proxy container finds nginx.conf.
-const configDir = "/etc/kubeforge"
+// configDir is where the proxy container finds nginx.conf; runDir is its
+// only writable directory (an emptyDir in memory), for the pid file.
+const (
+	configDir = "/etc/kubeforge"
+	runDir    = "/tmp"
+)
 
 // ProxyName is the name of the proxy's Deployment and ConfigMap.
 func ProxyName(b *networkingv1alpha1.Balancer) string { return b.Name + "-proxy" }
@@ -104,18 +110,24 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 		Name:            "nginx",
 		Image:           image,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:         []string{"nginx", "-c", configDir + "/nginx.conf", "-g", "daemon off;"},
-		VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: configDir, ReadOnly: true}},
+		// As a non-root user on a read-only root file system: the error
+		// log before nginx.conf is read goes to stderr (-e), the pid file
+		// to the Pod's run volume.
+		Command: []string{"nginx", "-e", "stderr", "-c", configDir + "/nginx.conf", "-g", "daemon off; pid " + runDir + "/nginx.pid;"},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "config", MountPath: configDir, ReadOnly: true},
+			{Name: "run", MountPath: runDir},
+		},
 	}
-	for _, p := range b.Spec.Ports {
-		container.Ports = append(container.Ports, corev1.ContainerPort{ContainerPort: p.Port, Protocol: p.Protocol})
+	for i, p := range b.Spec.Ports {
+		container.Ports = append(container.Ports, corev1.ContainerPort{ContainerPort: listenPort(i), Protocol: p.Protocol})
 	}
 	// Ready when nginx accepts connections on the first TCP port; a
 	// UDP-only proxy has nothing to probe and is ready when it runs.
-	for _, p := range b.Spec.Ports {
+	for i, p := range b.Spec.Ports {
 		if p.Protocol == corev1.ProtocolTCP {
 			container.ReadinessProbe = &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(p.Port)}},
+				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(listenPort(i))}},
 				PeriodSeconds: 2,
 			}
 			break
@@ -149,19 +161,33 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 					Labels:      podLabels,
 					Annotations: map[string]string{networkingv1alpha1.ConfigHashAnnotation: configHash},
 				},
-				Spec: corev1.PodSpec{
-					Containers: []corev1.Container{container},
-					Volumes: []corev1.Volume{{
-						Name: "config",
-						VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-							LocalObjectReference: corev1.LocalObjectReference{Name: ProxyName(b)},
-						}},
-					}},
-				},
+				Spec: proxyPodSpec(b, container),
 			},
 		},
 	}
 }
+
+// proxyPodSpec is the proxy's Pod: restricted (workload.Restrict), nginx
+// as a non-root user whatever the image's own user, on a read-only root
+// file system, with no ServiceAccount token (it never calls the API).
+func proxyPodSpec(b *networkingv1alpha1.Balancer, container corev1.Container) corev1.PodSpec {
+	spec := corev1.PodSpec{
+		Containers: []corev1.Container{container},
+		Volumes: []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: ProxyName(b)},
+			}}},
+			{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
+				Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi")),
+			}}},
+		},
+	}
+	workload.Restrict(&spec, workload.Security{User: ptr.To(workload.NonRootUser), ReadOnlyRoot: true})
+	return spec
+}
+
+// listenPort is where the proxy Pod serves the i-th spec port.
+func listenPort(i int) int32 { return RenderOptions{}.ListenPort(i) }
 
 // FrontendService is the Service clients connect to: it selects the proxy
 // pods, one port per spec port.
@@ -175,9 +201,9 @@ func FrontendService(b *networkingv1alpha1.Balancer) *corev1.Service {
 			Selector: ProxySelectorLabels(b),
 		},
 	}
-	for _, p := range b.Spec.Ports {
+	for i, p := range b.Spec.Ports {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
-			Name: p.Name, Protocol: p.Protocol, Port: p.Port, TargetPort: intstr.FromInt32(p.Port),
+			Name: p.Name, Protocol: p.Protocol, Port: p.Port, TargetPort: intstr.FromInt32(listenPort(i)),
 		})
 	}
 	return svc

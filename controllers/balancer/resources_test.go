@@ -15,7 +15,9 @@
 package balancer
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/test/podsecurity"
 )
 
 func sample() *networkingv1alpha1.Balancer {
@@ -70,8 +73,39 @@ func TestFrontendServiceSelectsTheProxy(t *testing.T) {
 	if svc.Spec.Type != corev1.ServiceTypeNodePort || !reflect.DeepEqual(svc.Spec.Selector, ProxySelectorLabels(b)) {
 		t.Errorf("type %s, selector %v", svc.Spec.Type, svc.Spec.Selector)
 	}
-	if p := svc.Spec.Ports[1]; p.Port != 53 || p.TargetPort.IntVal != 53 || p.Protocol != corev1.ProtocolUDP {
-		t.Errorf("the proxy listens on the front-end port: %+v", p)
+	if p := svc.Spec.Ports[1]; p.Port != 53 || p.TargetPort.IntVal != ProxyPortBase+1 || p.Protocol != corev1.ProtocolUDP {
+		t.Errorf("the front-end port 53 is not forwarded to the proxy's unprivileged port %d: %+v", ProxyPortBase+1, p)
+	}
+}
+
+func TestProxyPodPassesPodSecurityRestrictedOnUnprivilegedPorts(t *testing.T) {
+	b := sample()
+	conf := NginxConf(b, opts)
+	dep := Deployment(b, ConfigHash(conf))
+	spec := dep.Spec.Template.Spec
+	if v := podsecurity.Restricted(dep.Spec.Template.ObjectMeta, spec); len(v) > 0 {
+		t.Fatalf("the proxy Pod is refused by Pod Security restricted: %v", v)
+	}
+	if u := spec.SecurityContext.RunAsUser; u == nil || *u == 0 {
+		t.Error("nginx runs as the image's user, which may be root")
+	}
+	c := spec.Containers[0]
+	if c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Error("the proxy's root file system is writable")
+	}
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Error("the proxy gets a ServiceAccount token it never uses")
+	}
+	for i, p := range c.Ports {
+		if p.ContainerPort < 1024 {
+			t.Errorf("container port %d is privileged", p.ContainerPort)
+		}
+		if !strings.Contains(conf, fmt.Sprintf("listen %d", p.ContainerPort)) {
+			t.Errorf("nginx.conf does not listen on container port %d (spec port %d)", p.ContainerPort, b.Spec.Ports[i].Port)
+		}
+	}
+	if !strings.Contains(strings.Join(c.Command, " "), "pid "+runDir+"/nginx.pid") {
+		t.Errorf("command %q: nginx writes its pid file under the read-only root", c.Command)
 	}
 }
 
@@ -97,8 +131,8 @@ func TestProxyDeploymentMountsTheConfigAndCarriesItsHash(t *testing.T) {
 	if dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "shop-proxy" {
 		t.Errorf("volume = %+v", dep.Spec.Template.Spec.Volumes[0])
 	}
-	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket.Port.IntVal != 80 {
-		t.Errorf("readiness probe = %+v, want a TCP probe on port 80", c.ReadinessProbe)
+	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket.Port.IntVal != ProxyPortBase {
+		t.Errorf("readiness probe = %+v, want a TCP probe on the first port's listening port %d", c.ReadinessProbe, ProxyPortBase)
 	}
 	for k, v := range dep.Spec.Selector.MatchLabels {
 		if dep.Spec.Template.Labels[k] != v {

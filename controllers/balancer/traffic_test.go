@@ -64,7 +64,7 @@ func TestNginxSplitsRealTrafficByWeight(t *testing.T) {
 	port := freePort(t)
 	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", int32(port), 8080)},
 		backend("a", 40), backend("b", 20), backend("c", 40))
-	front, reload := runNginx(t, nginx, b, RenderOptions{Resolve: resolve}, port)
+	front, reload := runNginx(t, nginx, b, RenderOptions{Resolve: resolve, ListenBase: int32(port)}, port)
 
 	const n = 1000
 	shares := count(t, front, n)
@@ -267,7 +267,7 @@ func TestNginxTakesABackendThatStopsAnsweringOutAndBack(t *testing.T) {
 	const failTimeout = 2 * time.Second
 	b.Spec.PassiveHealth.MaxFails = ptr.To[int32](2)
 	b.Spec.PassiveHealth.FailTimeout = &metav1.Duration{Duration: failTimeout}
-	front, _ := runNginx(t, nginx, b, RenderOptions{Resolve: backendResolver(t, a, bb, c)}, port)
+	front, _ := runNginx(t, nginx, b, RenderOptions{Resolve: backendResolver(t, a, bb, c), ListenBase: int32(port)}, port)
 
 	const n = 500
 	bb.stop()
@@ -306,7 +306,7 @@ func TestNginxKeepsAClientOnOneBackendAndSpreadsClientsByWeight(t *testing.T) {
 	port := freePort(t)
 	b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", int32(port), 8080)}, backend("a", 70), backend("b", 30))
 	b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
-	front, reload := runNginx(t, nginx, b, RenderOptions{Resolve: backendResolver(t, a, bb)}, port)
+	front, reload := runNginx(t, nginx, b, RenderOptions{Resolve: backendResolver(t, a, bb), ListenBase: int32(port)}, port)
 
 	const clients, perClient = 200, 5
 	// where sends each client's requests; strict, a client that changes

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/test/podsecurity"
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
@@ -192,7 +193,7 @@ func TestJobKeepsTheKeyInAFileAndTheTimeoutInTheJob(t *testing.T) {
 		t.Fatalf("ssh volume = %+v", ssh)
 	}
 	for _, m := range c.VolumeMounts {
-		if !m.ReadOnly {
+		if !m.ReadOnly && m.Name != "work" {
 			t.Errorf("mount %s must be read-only", m.Name)
 		}
 	}
@@ -238,5 +239,41 @@ func TestInventoryVarsAreTheOperators(t *testing.T) {
 		if !slices.Contains(validation.ReservedInstallerVars, name) {
 			t.Errorf("the operator fills the group %s, but extraVars may set it", name)
 		}
+	}
+}
+
+func TestInstallerPodPassesPodSecurityRestrictedAsNobodyWithAWritableHome(t *testing.T) {
+	kc := cluster(nil)
+	op := clusterv1alpha1.Operation{ID: "create-1", Type: clusterv1alpha1.OpCreate}
+	op.JobName = clusterv1alpha1.JobName(kc, op.ID)
+	job := Job(kc, op)
+	pod := job.Spec.Template.Spec
+	if v := podsecurity.Restricted(job.Spec.Template.ObjectMeta, pod); len(v) > 0 {
+		t.Fatalf("the installer Pod is refused by Pod Security restricted: %v", v)
+	}
+	if u := pod.SecurityContext.RunAsUser; u == nil || *u != 65534 {
+		t.Errorf("installer user %v, want nobody (65534), whom ssh finds in /etc/passwd", u)
+	}
+	c := pod.Containers[0]
+	if c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Error("the installer's root file system is writable")
+	}
+	home := ""
+	for _, e := range c.Env {
+		if e.Name == "HOME" {
+			home = e.Value
+		}
+	}
+	writable := false
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == home && !m.ReadOnly {
+			writable = true
+		}
+	}
+	if home == "" || !writable || !strings.HasPrefix(artifactsDir, home) {
+		t.Errorf("HOME %q is not the writable work volume (mounts %+v), or the artifacts (%s) are elsewhere", home, c.VolumeMounts, artifactsDir)
+	}
+	if pod.AutomountServiceAccountToken != nil {
+		t.Error("the installer records Secrets with its token, which is not mounted")
 	}
 }

@@ -32,6 +32,7 @@ import (
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/validation"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // Paths in the installer container.
@@ -39,7 +40,10 @@ const (
 	configDir    = "/kubeforge"
 	sshDir       = "/kubeforge-ssh"
 	sshKeyPath   = sshDir + "/id_rsa"
-	artifactsDir = "/tmp/kubeforge-artifacts"
+	artifactsDir = workDir + "/kubeforge-artifacts"
+	// workDir is the installer's only writable directory (an emptyDir):
+	// /tmp, and its HOME.
+	workDir = "/tmp"
 	// givenHostsDir holds known_hosts when the SSH Secret has one: the
 	// user's own host keys, checked strictly.
 	givenHostsDir = "/kubeforge-ssh-known-hosts"
@@ -257,6 +261,9 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 			// Where to report early: the files token and (when the manager
 			// knows its API's URL) url, never variables.
 			{Name: "KUBEFORGE_CALLBACK_DIR", Value: callbackDir},
+			// The installer runs as a user whose home (if any) it cannot
+			// write; ansible's own files go to the Pod's work volume.
+			{Name: "HOME", Value: workDir},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "operation", MountPath: configDir, ReadOnly: true},
@@ -264,6 +271,7 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 			{Name: "given-known-hosts", MountPath: givenHostsDir, ReadOnly: true},
 			{Name: "recorded-known-hosts", MountPath: recordedHostsDir, ReadOnly: true},
 			{Name: "callback", MountPath: callbackDir, ReadOnly: true},
+			{Name: "work", MountPath: workDir},
 		},
 		// The last lines of the installer's output become the termination
 		// message, which a failed operation reports.
@@ -272,7 +280,7 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 	if in.Resources != nil {
 		container.Resources = *in.Resources
 	}
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: m,
 		Spec: batchv1.JobSpec{
@@ -312,9 +320,22 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 							SecretName:  clusterv1alpha1.CallbackSecretName(kc, op.ID),
 							DefaultMode: ptr.To[int32](0o400),
 						}}},
+						{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 					},
 				},
 			},
 		},
 	}
+	// Restricted: as nobody (a user every installer image has in
+	// /etc/passwd, which ssh insists on), on a read-only root with the
+	// work volume as /tmp and home; the Secrets' files are readable by
+	// the group nobody (fsGroup), never by other users. It keeps its
+	// token: it records the kubeconfig and host keys in Secrets.
+	workload.Restrict(&job.Spec.Template.Spec, workload.Security{
+		User: ptr.To(installerUser), FSGroup: ptr.To(installerUser), ReadOnlyRoot: true, KeepToken: true,
+	})
+	return job
 }
+
+// installerUser is the user the installer runs as: nobody.
+const installerUser int64 = 65534

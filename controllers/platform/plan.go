@@ -39,6 +39,10 @@ type Live struct {
 	// DatabaseVersion is the database Secret version its pod template
 	// carries: what its pods' DB_* variables were provisioned from.
 	DatabaseVersion string
+	// Unrestricted is true when its pods are not restricted (runAsNonRoot
+	// is not set): made by an operator that predates
+	// spec.components[].podSecurity, or Baseline.
+	Unrestricted bool
 
 	// Bootstrap is the component's bootstrap Job; PreUpgrade its
 	// preUpgrade Job for the target image.

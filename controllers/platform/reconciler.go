@@ -203,6 +203,12 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 			}
 		}
 		o.live[c.Name] = l
+		if _, legacy := PodSecurityOf(c, l); legacy && !c.Disable {
+			o.unsetPodSecurity = append(o.unsetPodSecurity, c.Name)
+		}
+	}
+	if len(o.unsetPodSecurity) > 0 && !podSecurityReported(p, o.unsetPodSecurity) {
+		r.Engine.Warn(p, ReasonPodSecurityUnset, "PodSecurity", "%s", podSecurityUnsetMessage(o.unsetPodSecurity))
 	}
 
 	// The generated Secrets before the components that reference them.
@@ -266,6 +272,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 		in := Input{Image: s.Image, DBVersion: dbVersion, Version: p.Spec.Version,
 			SecretsVersion: SecretsVersion(c, secretVersions), CertManager: r.CertManager,
 			PreviousImage: s.PreviousImage, FailedImage: s.FailedImage}
+		in.PodSecurity, _ = PodSecurityOf(c, l)
 		if s.Image != target && p.Status.Version != "" {
 			// Held on (or rolled back to) the image of the version before.
 			in.Version = p.Status.Version

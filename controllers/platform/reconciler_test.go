@@ -23,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -30,10 +31,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/controllers/platform"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
@@ -152,6 +155,51 @@ var _ = Describe("Platform Controller", func() {
 		Expect(image("kinds-web")(Default)).To(Equal("reg.example.com/acme/web:1.0.0"))
 		Expect(gone(&corev1.Service{}, "kinds-report")()).To(BeTrue(), "a CronJob gets no Service")
 		Eventually(func(g Gomega) string { return getPlatform("kinds")(g).Status.Ready }).Should(Equal("1/4"))
+	})
+
+	It("should keep a component made before podSecurity as it runs, with the PodSecurity condition and one Warning, until a profile is chosen", func() {
+		runAsNonRoot := func(g Gomega) *bool {
+			d := &appsv1.Deployment{}
+			g.Expect(suite.Client.Get(suite.Ctx, key("legacy-api"), d)).To(Succeed())
+			if sc := d.Spec.Template.Spec.SecurityContext; sc != nil {
+				return sc.RunAsNonRoot
+			}
+			return nil
+		}
+		// A workload as an operator older than the field made it: unrestricted.
+		p := newPlatform("legacy", "1.0.0", appsv1alpha1.PlatformComponent{Name: "api", PodSecurity: appsv1alpha1.PodSecurityBaseline})
+		Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, "legacy-api")).Should(Succeed())
+		Expect(runAsNonRoot(Default)).To(BeNil())
+		// The spec as it was stored before the field (no webhook here to
+		// keep it): the workload keeps running as it did.
+		update("legacy", func(p *appsv1alpha1.Platform) { p.Spec.Components[0].PodSecurity = "" })
+		podSecurity := func(g Gomega) *metav1.Condition {
+			p := getPlatform("legacy")(g)
+			g.Expect(p.Status.ObservedGeneration).To(Equal(p.Generation))
+			return meta.FindStatusCondition(p.Status.Conditions, appsv1alpha1.PodSecurityConditionType)
+		}
+		Eventually(podSecurity).Should(And(Not(BeNil()), HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", platform.ReasonPodSecurityUnset), HaveField("Message", ContainSubstring("Components api run as their images say"))))
+		Expect(runAsNonRoot(Default)).To(BeNil(), "a stored component is not restricted behind its back")
+		warnings := func(g Gomega) int {
+			events := &eventsv1.EventList{}
+			g.Expect(suite.Client.List(suite.Ctx, events, client.InNamespace("default"))).To(Succeed())
+			n := 0
+			for _, e := range events.Items {
+				if e.Regarding.Name == "legacy" && e.Reason == platform.ReasonPodSecurityUnset && e.Type == corev1.EventTypeWarning {
+					n += 1 + int(ptr.Deref(e.Series, eventsv1.EventSeries{}).Count)
+				}
+			}
+			return n
+		}
+		Eventually(warnings).Should(Equal(1))
+		update("legacy", func(p *appsv1alpha1.Platform) { p.Spec.Components[0].Replicas = ptr.To[int32](2) })
+		Consistently(warnings, "1s").Should(Equal(1), "the Warning is recorded once, not on every reconcile")
+
+		update("legacy", func(p *appsv1alpha1.Platform) { p.Spec.Components[0].PodSecurity = appsv1alpha1.PodSecurityRestricted })
+		Eventually(runAsNonRoot).Should(HaveValue(BeTrue()))
+		Eventually(podSecurity).Should(BeNil())
 	})
 
 	It("should not create a component until what it depends on is Ready", func() {

@@ -33,6 +33,7 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/platform/database"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // ObjectName is the name of a component's workload and Service.
@@ -99,7 +100,29 @@ type Input struct {
 	// the image they belong with: what it ran before its last move, and
 	// the image it was rolled back from.
 	PreviousImage, FailedImage string
+	// PodSecurity is the profile its pods get (PodSecurityOf).
+	PodSecurity appsv1alpha1.PodSecurity
 }
+
+// PodSecurityOf is the profile a component's pods get: its podSecurity;
+// unset, Baseline for a workload that already runs unrestricted (made by
+// an operator older than the field: it keeps running as it did, and
+// legacy is true, for the condition and the Warning), and Restricted for
+// everything else — a new component, or one admitted without the
+// webhook, which would otherwise have written the default.
+func PodSecurityOf(c *appsv1alpha1.PlatformComponent, l Live) (profile appsv1alpha1.PodSecurity, legacy bool) {
+	switch {
+	case c.PodSecurity != "":
+		return c.PodSecurity, false
+	case l.Exists && l.Unrestricted:
+		return appsv1alpha1.PodSecurityBaseline, true
+	}
+	return appsv1alpha1.PodSecurityRestricted, false
+}
+
+// dataGroup owns a restricted component's volume, so that its non-root
+// user (a member through fsGroup) can write a fresh one.
+const dataGroup int64 = 65532
 
 // ComponentObjects are the objects of one enabled component: its
 // ConfigMap, volume claim (Deployment with storage), Service (when it has
@@ -273,6 +296,15 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in
 		}
 	}
 	spec.Containers = []corev1.Container{container}
+	if in.PodSecurity != appsv1alpha1.PodSecurityBaseline {
+		// The image's own user, which must not be root; no token (the
+		// component names no ServiceAccount).
+		sec := workload.Security{}
+		if c.Storage != nil {
+			sec.FSGroup = ptr.To(dataGroup)
+		}
+		workload.Restrict(&spec, sec)
+	}
 	if len(annotations) == 0 {
 		annotations = nil
 	}

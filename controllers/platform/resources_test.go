@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
@@ -28,6 +29,7 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/test/podsecurity"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -114,5 +116,78 @@ func TestBuildersFollowStoragePolicyAndConfig(t *testing.T) {
 	sts := Workload(p, &p.Spec.Components[0], in, nil).(*appsv1.StatefulSet)
 	if sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType {
 		t.Error("a StatefulSet with reclaimPolicy Delete must delete its claims with it")
+	}
+}
+
+// podSpecOf is the pod spec of a component's workload or hook Job.
+func podSpecOf(t *testing.T, obj any) corev1.PodTemplateSpec {
+	t.Helper()
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		return w.Spec.Template
+	case *appsv1.StatefulSet:
+		return w.Spec.Template
+	case *appsv1.DaemonSet:
+		return w.Spec.Template
+	case *batchv1.CronJob:
+		return w.Spec.JobTemplate.Spec.Template
+	case *batchv1.Job:
+		return w.Spec.Template
+	}
+	t.Fatalf("%T has no pod template", obj)
+	return corev1.PodTemplateSpec{}
+}
+
+func TestRestrictedComponentsAndHooksPassPodSecurityRestricted(t *testing.T) {
+	p := goldenPlatform()
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		in := Input{Image: EffectiveImage(p, c), Version: p.Spec.Version, PodSecurity: appsv1alpha1.PodSecurityRestricted}
+		objs := []any{Workload(p, c, in, RenderedConfig(p, c, in.Version))}
+		if h := c.Hooks; h != nil {
+			objs = append(objs, HookJob(p, c, HookBootstrap, h.Bootstrap, in), HookJob(p, c, HookPreUpgrade, h.PreUpgrade, in))
+		}
+		for _, obj := range objs {
+			tmpl := podSpecOf(t, obj)
+			if v := podsecurity.Restricted(tmpl.ObjectMeta, tmpl.Spec); len(v) > 0 {
+				t.Errorf("%s's %T is refused by Pod Security restricted: %v", c.Name, obj, v)
+			}
+			if tmpl.Spec.AutomountServiceAccountToken == nil || *tmpl.Spec.AutomountServiceAccountToken {
+				t.Errorf("%s's %T mounts a ServiceAccount token", c.Name, obj)
+			}
+			if g := tmpl.Spec.SecurityContext.FSGroup; (c.Storage != nil) != (g != nil) {
+				t.Errorf("%s (storage %v): fsGroup %v; a volume needs a group its non-root user can write with, and only then", c.Name, c.Storage != nil, g)
+			}
+		}
+		// Baseline: as the image says, and so refused by restricted.
+		in.PodSecurity = appsv1alpha1.PodSecurityBaseline
+		tmpl := podSpecOf(t, Workload(p, c, in, RenderedConfig(p, c, in.Version)))
+		if tmpl.Spec.SecurityContext != nil || tmpl.Spec.AutomountServiceAccountToken != nil {
+			t.Errorf("%s Baseline: pod security context %+v, token %v; want the image's own", c.Name, tmpl.Spec.SecurityContext, tmpl.Spec.AutomountServiceAccountToken)
+		}
+	}
+}
+
+func TestPodSecurityOfKeepsOnlyAnUnrestrictedWorkloadOfAnUnsetComponentAsItWas(t *testing.T) {
+	c := func(ps appsv1alpha1.PodSecurity) *appsv1alpha1.PlatformComponent {
+		return &appsv1alpha1.PlatformComponent{Name: "api", PodSecurity: ps}
+	}
+	for _, tc := range []struct {
+		name   string
+		c      *appsv1alpha1.PlatformComponent
+		live   Live
+		want   appsv1alpha1.PodSecurity
+		legacy bool
+	}{
+		{"set Restricted over an old workload", c(appsv1alpha1.PodSecurityRestricted), Live{Exists: true, Unrestricted: true}, appsv1alpha1.PodSecurityRestricted, false},
+		{"set Baseline", c(appsv1alpha1.PodSecurityBaseline), Live{}, appsv1alpha1.PodSecurityBaseline, false},
+		{"unset, the old operator's workload", c(""), Live{Exists: true, Unrestricted: true}, appsv1alpha1.PodSecurityBaseline, true},
+		{"unset, a restricted workload (the field removed without the webhook)", c(""), Live{Exists: true}, appsv1alpha1.PodSecurityRestricted, false},
+		{"unset, no workload yet (admitted without the webhook)", c(""), Live{}, appsv1alpha1.PodSecurityRestricted, false},
+	} {
+		got, legacy := PodSecurityOf(tc.c, tc.live)
+		if got != tc.want || legacy != tc.legacy {
+			t.Errorf("%s: %s (legacy %v), want %s (legacy %v)", tc.name, got, legacy, tc.want, tc.legacy)
+		}
 	}
 }

@@ -16,11 +16,13 @@ package platform
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -58,6 +60,8 @@ func LiveOf(obj client.Object) Live {
 		template = w.Spec.JobTemplate.Spec.Template
 	}
 	l.DatabaseVersion = template.Annotations[appsv1alpha1.DatabaseSecretVersionAnnotation]
+	sc := template.Spec.SecurityContext
+	l.Unrestricted = sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot
 	// Read with the image from one object, so they never disagree.
 	l.PreviousImage = obj.GetAnnotations()[appsv1alpha1.PreviousImageAnnotation]
 	l.FailedImage = obj.GetAnnotations()[appsv1alpha1.FailedImageAnnotation]
@@ -96,6 +100,25 @@ type observed struct {
 	db      dbObserved
 	// secrets are the generated Secrets of spec.secrets.
 	secrets []client.Object
+	// unsetPodSecurity are the components that run unrestricted because
+	// they were made before spec.components[].podSecurity (PodSecurityOf).
+	unsetPodSecurity []string
+}
+
+// ReasonPodSecurityUnset is the PodSecurity condition's reason (and the
+// Warning's) while components run as they did before podSecurity.
+const ReasonPodSecurityUnset = "PodSecurityUnset"
+
+func podSecurityUnsetMessage(names []string) string {
+	return fmt.Sprintf("Components %s run as their images say (as before spec.components[].podSecurity existed), not restricted; "+
+		"set podSecurity to Restricted, or to Baseline to keep them as they are", strings.Join(names, ", "))
+}
+
+// podSecurityReported is true when the status already says so of these
+// components: the Warning is recorded once, not on every reconcile.
+func podSecurityReported(p *appsv1alpha1.Platform, names []string) bool {
+	c := meta.FindStatusCondition(p.Status.Conditions, appsv1alpha1.PodSecurityConditionType)
+	return c != nil && c.Status == metav1.ConditionFalse && c.Message == podSecurityUnsetMessage(names)
 }
 
 // computeStatus sets p.Status from the plan and the observed workloads.
@@ -159,6 +182,11 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 		set(appsv1alpha1.DatabaseConditionType, o.db.ready, o.db.reason, msg)
 	} else {
 		meta.RemoveStatusCondition(&st.Conditions, appsv1alpha1.DatabaseConditionType)
+	}
+	if len(o.unsetPodSecurity) > 0 {
+		set(appsv1alpha1.PodSecurityConditionType, false, ReasonPodSecurityUnset, podSecurityUnsetMessage(o.unsetPodSecurity))
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, appsv1alpha1.PodSecurityConditionType)
 	}
 
 	degraded := true

@@ -34,6 +34,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/expose"
 	"github.com/kubeforge/kubeforge/internal/secret"
 	"github.com/kubeforge/kubeforge/internal/validation"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // component is the app.kubernetes.io/component of a Workspace's objects.
@@ -254,10 +255,6 @@ func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: ws.Spec.HealthPath, Port: intstr.FromInt32(p), Scheme: corev1.URISchemeHTTP}},
 			PeriodSeconds: 2, FailureThreshold: 3, SuccessThreshold: 1, TimeoutSeconds: 1,
 		},
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
 	}
 	if ws.Spec.Resources != nil {
 		container.Resources = *ws.Spec.Resources
@@ -268,14 +265,7 @@ func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			Hostname:      ws.Name,
 			RestartPolicy: corev1.RestartPolicyAlways,
-			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr.To(true),
-				RunAsUser:      ptr.To(idev1alpha1.WorkspaceUID),
-				RunAsGroup:     ptr.To(idev1alpha1.WorkspaceUID),
-				FSGroup:        ptr.To(idev1alpha1.WorkspaceUID),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
-			Containers: []corev1.Container{container},
+			Containers:    []corev1.Container{container},
 			Volumes: []corev1.Volume{{
 				Name: "home",
 				VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
@@ -284,6 +274,9 @@ func Pod(ws *idev1alpha1.Workspace) *corev1.Pod {
 			}},
 		},
 	}
+	// Restricted, as the user the home belongs to; code-server does not
+	// call the API server, so it gets no token.
+	workload.Restrict(&pod.Spec, workload.Security{User: ptr.To(idev1alpha1.WorkspaceUID), FSGroup: ptr.To(idev1alpha1.WorkspaceUID)})
 	pod.Annotations = map[string]string{PodHashAnnotation: podHash(pod)}
 	return pod
 }

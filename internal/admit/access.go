@@ -45,6 +45,8 @@ import (
 //	Ingress, Certificate, Service of     create ingresses, certificates,
 //	type NodePort or LoadBalancer        services in the namespace
 //	a named owner (not the requester)    impersonate that user
+//	a component's podSecurity Baseline   use podsecuritylevels/baseline
+//	                                     (group kubeforge.io)
 //
 // On a create every one is asked; on an update every one again, unless the
 // spec changed only in fields the kind calls harmless (Harmless). And what
@@ -85,6 +87,12 @@ func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool, old 
 		}
 	}
 	for _, e := range validation.Exposures(spec, root) {
+		if e.Verb != "" {
+			errs = append(errs, a.need(ctx, e.Path, authorizationv1.ResourceAttributes{Group: e.Group, Resource: e.Resource, Verb: e.Verb, Name: e.Name},
+				fmt.Sprintf("%s %s/%s in %s (group %s), so may not have kubeforge run pods below Pod Security's restricted level",
+					e.Verb, e.Resource, e.Name, a.ns, e.Group))...)
+			continue
+		}
 		what := e.Resource
 		switch {
 		case e.ServiceType != "":

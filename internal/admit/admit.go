@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -71,6 +72,13 @@ type Kind[T client.Object] struct {
 	// upgrade (e.g. the installer's version range) then refuses new
 	// requests without making objects stored before it invalid.
 	Transition func(oldObj, newObj T) field.ErrorList
+	// DefaultNew, when set, writes the defaults that only admission
+	// writes, into what a request adds — a new object (old is nil), a new
+	// component — and keeps what the stored object had where the request
+	// drops it; never into what is stored. A default that arrives with an
+	// operator upgrade (a component's podSecurity) then changes nothing
+	// that already runs, and the reconciler (Prepare) does not apply it.
+	DefaultNew func(oldObj, newObj T)
 }
 
 // With returns the kind with rules added to its create and update
@@ -137,10 +145,21 @@ type defaulter[T client.Object] struct{ k Kind[T] }
 
 func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	d.k.Default(obj)
-	if req, err := admission.RequestFromContext(ctx); err == nil {
-		return recordCreator(req, obj)
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return nil
 	}
-	return nil
+	if d.k.DefaultNew != nil {
+		var old T
+		if req.Operation == admissionv1.Update {
+			old = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+			if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+				return fmt.Errorf("reading the stored object: %w", err)
+			}
+		}
+		d.k.DefaultNew(old, obj)
+	}
+	return recordCreator(req, obj)
 }
 
 // recordCreator writes who created the object and whom it belongs to

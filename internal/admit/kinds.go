@@ -75,6 +75,7 @@ func init() {
 		}
 		return refs
 	}
+	Platform.DefaultNew = appsv1alpha1.DefaultNewPlatform
 	Platform.Commands = []string{appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation}
 	KubernetesCluster.Commands = []string{clusterv1alpha1.RetryAnnotation}
 }

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 )
 
@@ -35,12 +36,18 @@ import (
 //
 //   - a struct whose type name ends in "Ingress" with a Host: an Ingress;
 //   - an IssuerReference: a Certificate from that issuer;
-//   - a corev1.ServiceType field set to NodePort or LoadBalancer.
+//   - a corev1.ServiceType field set to NodePort or LoadBalancer;
+//   - a PodSecurity field (appsv1alpha1) set to Baseline: pods that run
+//     as their images say, not restricted, which takes the right to "use"
+//     the level (PodSecurityLevelResource), as PodSecurityPolicies once
+//     took "use" of a policy.
 
 // Exposure is one thing a spec exposes.
 type Exposure struct {
-	// Group and Resource are what the operator creates for it.
+	// Group and Resource are what the operator creates for it, or, with
+	// Verb and Name, the right it takes (verb on that named object).
 	Group, Resource string
+	Verb, Name      string
 	// Host is an Ingress's host; Issuer a Certificate's "Kind/name";
 	// ServiceType a Service's type.
 	Host, Issuer, ServiceType string
@@ -49,6 +56,16 @@ type Exposure struct {
 
 var issuerReference = reflect.TypeFor[idev1alpha1.IssuerReference]()
 var serviceType = reflect.TypeFor[corev1.ServiceType]()
+var podSecurity = reflect.TypeFor[appsv1alpha1.PodSecurity]()
+
+// PodSecurityLevelGroup and PodSecurityLevelResource name the right to
+// have kubeforge run pods at a level below restricted: verb "use" on the
+// level's name in lower case ("baseline"), in the object's namespace. No
+// such resource is served; RBAC grants it as it grants any verb.
+const (
+	PodSecurityLevelGroup    = "kubeforge.io"
+	PodSecurityLevelResource = "podsecuritylevels"
+)
 
 // Exposures walks v (a spec) and returns what it exposes.
 func Exposures(v any, root *field.Path) []Exposure {
@@ -70,9 +87,15 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 			exposures(v.Index(i), p.Index(i), out)
 		}
 	case reflect.String:
-		if v.Type() == serviceType {
+		switch v.Type() {
+		case serviceType:
 			if t := corev1.ServiceType(v.String()); t == corev1.ServiceTypeNodePort || t == corev1.ServiceTypeLoadBalancer {
 				*out = append(*out, Exposure{Group: "", Resource: "services", ServiceType: string(t), Path: p})
+			}
+		case podSecurity:
+			if l := appsv1alpha1.PodSecurity(v.String()); l == appsv1alpha1.PodSecurityBaseline {
+				*out = append(*out, Exposure{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource,
+					Verb: "use", Name: strings.ToLower(string(l)), Path: p})
 			}
 		}
 	case reflect.Struct:

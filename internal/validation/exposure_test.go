@@ -33,13 +33,14 @@ func TestExposuresFindIngressesCertificatesAndNodePorts(t *testing.T) {
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
 		{Name: "web", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeLoadBalancer},
 			Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com"}},
-		{Name: "db", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeClusterIP}},
+		{Name: "db", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeClusterIP}, PodSecurity: appsv1alpha1.PodSecurityBaseline},
+		{Name: "api", PodSecurity: appsv1alpha1.PodSecurityRestricted},
 	}}
 	b := networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeNodePort}
 	got := func(v any) []string {
 		var out []string
 		for _, e := range Exposures(v, field.NewPath("spec")) {
-			out = append(out, e.Path.String()+" "+e.Resource+" "+e.Host+e.Issuer+e.ServiceType)
+			out = append(out, e.Path.String()+" "+e.Verb+e.Resource+" "+e.Name+e.Host+e.Issuer+e.ServiceType)
 		}
 		return out
 	}
@@ -48,7 +49,8 @@ func TestExposuresFindIngressesCertificatesAndNodePorts(t *testing.T) {
 		want []string
 	}{
 		{ws, []string{"spec.ingress.host ingresses ide.example.com", "spec.ingress.tls.issuerRef certificates ClusterIssuer/le"}},
-		{p, []string{"spec.components[0].service.type services LoadBalancer", "spec.components[0].ingress.host ingresses shop.example.com"}},
+		{p, []string{"spec.components[0].service.type services LoadBalancer", "spec.components[0].ingress.host ingresses shop.example.com",
+			"spec.components[1].podSecurity usepodsecuritylevels baseline"}},
 		{b, []string{"spec.serviceType services NodePort"}},
 		{networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeClusterIP}, nil},
 		{clusterv1alpha1.KubernetesClusterSpec{}, nil},

@@ -126,3 +126,32 @@ const (
 func HasReplicas(w WorkloadType) bool {
 	return w == "" || w == WorkloadDeployment || w == WorkloadStatefulSet
 }
+
+// DefaultNewPlatform is what admission alone writes (admit.Kind's
+// DefaultNew): a component the request adds gets podSecurity Restricted;
+// one that was stored with a podSecurity keeps it when the request drops
+// the field (removing it would otherwise turn a Baseline component into
+// an unset one without the right Baseline takes); one stored without it
+// stays without (it predates the field: see PodSecurity). old is nil on
+// a create.
+func DefaultNewPlatform(old, p *Platform) {
+	stored := map[string]PodSecurity{}
+	if old != nil {
+		for _, c := range old.Spec.Components {
+			stored[c.Name] = c.PodSecurity
+		}
+	}
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		if c.PodSecurity != "" {
+			continue
+		}
+		was, existed := stored[c.Name]
+		switch {
+		case !existed:
+			c.PodSecurity = PodSecurityRestricted
+		default:
+			c.PodSecurity = was
+		}
+	}
+}

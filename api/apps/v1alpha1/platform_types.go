@@ -145,6 +145,23 @@ type PlatformSpec struct {
 	Components []PlatformComponent `json:"components"`
 }
 
+// PodSecurity is the security profile of the pods kubeforge makes for a
+// component (PlatformComponent.PodSecurity).
+type PodSecurity string
+
+// PodSecurityConditionType is False, reason PodSecurityUnset, while
+// components stored before podSecurity existed run unrestricted, naming
+// them; absent otherwise.
+const PodSecurityConditionType = "PodSecurity"
+
+// The profiles.
+const (
+	// PodSecurityRestricted pods pass Pod Security's restricted level.
+	PodSecurityRestricted PodSecurity = "Restricted"
+	// PodSecurityBaseline pods run as their image says.
+	PodSecurityBaseline PodSecurity = "Baseline"
+)
+
 // PlatformComponent is one service of a platform.
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.workload) || !has(self.workload) || self.workload == oldSelf.workload",message="a component's workload cannot change; add a component with a new name instead"
 type PlatformComponent struct {
@@ -259,6 +276,25 @@ type PlatformComponent struct {
 	// resources of the container.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// podSecurity is the security profile of the component's pods and of
+	// its hooks' pods. Restricted (what admission sets on every new
+	// component): they pass Pod Security's restricted level —
+	// they run as a non-root user (the image's own, which must be
+	// numeric and not 0), with every capability dropped, no privilege
+	// escalation, the runtime's default seccomp profile and no
+	// ServiceAccount token; a component with storage gets the group 65532
+	// on its volume so a non-root user can write it. Baseline: the pods
+	// run as the image says (root if it is root), for images that cannot
+	// run otherwise; setting it takes the right to use the level:
+	// verb "use" on podsecuritylevels named "baseline" in the kubeforge.io
+	// group, in the Platform's namespace. Unset — a component stored by
+	// an operator older than this field — runs as before (as Baseline),
+	// with the PodSecurity condition and a Warning event asking for a
+	// choice (docs/operations.md, "Upgrading the operator").
+	// +kubebuilder:validation:Enum=Restricted;Baseline
+	// +optional
+	PodSecurity PodSecurity `json:"podSecurity,omitempty"`
 
 	// readinessProbe tells when a pod of the component is Ready. The
 	// component is Ready, and the components that depend on it start or

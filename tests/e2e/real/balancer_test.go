@@ -43,7 +43,7 @@ const balancerNS = "real-balancer"
 // its group's name.
 func backendDeployment(name string) *appsv1.Deployment {
 	labels := map[string]string{"app": "web", "version": name}
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: balancerNS, Name: "web-" + name},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(int32(1)),
@@ -66,6 +66,8 @@ func backendDeployment(name string) *appsv1.Deployment {
 			},
 		},
 	}
+	restricted(&d.Spec.Template.Spec)
+	return d
 }
 
 // get makes n requests, one connection each, and counts the answers by
@@ -159,8 +161,7 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 	}
 
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", balancerNS)
-		Expect(err).NotTo(HaveOccurred())
+		restrictedNamespace(balancerNS)
 		for _, name := range []string{"a", "b", "c"} {
 			Expect(k8sClient.Create(ctx, backendDeployment(name))).To(Succeed())
 		}

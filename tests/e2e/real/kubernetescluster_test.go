@@ -40,7 +40,12 @@ import (
 )
 
 const (
-	hostsNS = "real-hosts"
+	// hostsNS holds the KubernetesClusters; it enforces Pod Security
+	// restricted, so their installer Pods must pass it. The SSH host Pods
+	// (sshd as root: a test fixture, not the operator's) live in
+	// sshHostsNS, which does not.
+	hostsNS    = "real-hosts"
+	sshHostsNS = "real-ssh-hosts"
 	// The stand-in installer (hack/installer) and the hosts it logs in to,
 	// both built by hack/images.sh.
 	installerImageRepo = "kubeforge.test/installer-standin"
@@ -55,7 +60,7 @@ const (
 // sshHost starts a host Pod: sshd with the public key authorized for root.
 func sshHost(name string) {
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: hostsNS, Name: name, Labels: map[string]string{"app": "ssh-host"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: sshHostsNS, Name: name, Labels: map[string]string{"app": "ssh-host"}},
 		Spec: corev1.PodSpec{
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			Containers: []corev1.Container{{
@@ -78,7 +83,7 @@ func sshHost(name string) {
 func hostIP(name string) string {
 	p := &corev1.Pod{}
 	Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: hostsNS, Name: name}, p)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: sshHostsNS, Name: name}, p)).To(Succeed())
 		g.Expect(podReady(*p)).To(BeTrue())
 	}, "2m", "500ms").Should(Succeed())
 	_, cidr, _ := net.ParseCIDR(realPodCIDR)
@@ -89,7 +94,7 @@ func hostIP(name string) string {
 // marker is what the stand-in playbooks last wrote on a host for a node
 // name, or "" when there is no marker.
 func marker(host, node string) string {
-	out, err := kubectl("-n", hostsNS, "exec", host, "--", "sh", "-c", "cat "+markerDir+"/"+node+" 2>/dev/null || true")
+	out, err := kubectl("-n", sshHostsNS, "exec", host, "--", "sh", "-c", "cat "+markerDir+"/"+node+" 2>/dev/null || true")
 	Expect(err).NotTo(HaveOccurred())
 	return strings.TrimSpace(out)
 }
@@ -145,7 +150,8 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 	}
 
 	BeforeAll(func() {
-		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostsNS}})).To(Succeed())
+		restrictedNamespace(hostsNS)
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sshHostsNS}})).To(Succeed())
 		// The cluster's key: made here, its public half authorized on the
 		// hosts, its private half in the ssh-auth Secret the cluster names.
 		dir := GinkgoT().TempDir()
@@ -157,7 +163,7 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		private, err := os.ReadFile(keyPath)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(k8sClient.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: hostsNS, Name: "authorized-keys"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: sshHostsNS, Name: "authorized-keys"},
 			Data:       map[string]string{"authorized_keys": string(pub)},
 		})).To(Succeed())
 		for _, h := range []string{"cp1", "w1", "w2", "slow"} {
@@ -168,7 +174,7 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		var knownHosts strings.Builder
 		for _, h := range []string{"cp1", "w1", "w2", "slow"} {
 			ips[h] = hostIP(h)
-			hostKey, err := kubectl("-n", hostsNS, "exec", h, "--", "cat", "/etc/ssh/ssh_host_ed25519_key.pub")
+			hostKey, err := kubectl("-n", sshHostsNS, "exec", h, "--", "cat", "/etc/ssh/ssh_host_ed25519_key.pub")
 			Expect(err).NotTo(HaveOccurred())
 			f := strings.Fields(hostKey)
 			Expect(f).To(HaveLen(3))

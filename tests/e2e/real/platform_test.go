@@ -74,8 +74,7 @@ var _ = Describe("Platform lifecycle on the real node", Ordered, Label("real"), 
 	}
 
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", lifecycleNS)
-		Expect(err).NotTo(HaveOccurred())
+		restrictedNamespace(lifecycleNS)
 		probe := &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
 			PeriodSeconds: 1,

@@ -38,6 +38,8 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -45,6 +47,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 const (
@@ -281,4 +284,31 @@ func leftBehind(before hostState) []string {
 		leaks = append(leaks, "state directory "+state)
 	}
 	return leaks
+}
+
+// restrictedNamespace makes a namespace that enforces Pod Security's
+// restricted level (the API server's PodSecurity admission): every Pod
+// kubeforge makes for the objects of a spec there must pass it, or its
+// workload controller cannot create it and the spec waits in vain.
+func restrictedNamespace(name string) {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+	}}}
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, ns))).To(Succeed())
+	got := &corev1.Namespace{}
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ns), got)).To(Succeed())
+	Expect(got.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"), "namespace %s", name)
+	// The API server enforces it: a root Pod is refused here.
+	root := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "pod-security-probe"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: echoImage}}}}
+	err := k8sClient.Create(ctx, root, client.DryRunAll)
+	Expect(apierrors.IsForbidden(err)).To(BeTrue(), "an unrestricted Pod in %s: want Forbidden by PodSecurity, got %v", name, err)
+}
+
+// restricted makes a test fixture's Pod (the echoserver, which runs as
+// 65532) pass the restricted level, as kubeforge's own Pods do.
+func restricted(spec *corev1.PodSpec) {
+	workload.Restrict(spec, workload.Security{})
 }

@@ -81,8 +81,7 @@ func tenants() {
 	if alice != nil {
 		return
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenancyNS}}
-	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, ns))).To(Succeed())
+	restrictedNamespace(tenancyNS)
 	kubeforge := []string{"apps.kubeforge.io", "networking.kubeforge.io", "ide.kubeforge.io", "cluster.kubeforge.io"}
 	rw := []string{"get", "list", "watch", "create", "update", "patch"}
 	objs := []client.Object{

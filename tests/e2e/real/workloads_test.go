@@ -35,7 +35,7 @@ const workloadsNS = "real-workloads"
 
 // echoPodSet runs the echoserver with a readiness probe on path.
 func echoPodSet(name, probePath string) *appsv1alpha1.PodSet {
-	return &appsv1alpha1.PodSet{
+	ps := &appsv1alpha1.PodSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: workloadsNS, Name: name},
 		Spec: appsv1alpha1.PodSetSpec{
 			Replicas: ptr.To(int32(2)),
@@ -56,6 +56,8 @@ func echoPodSet(name, probePath string) *appsv1alpha1.PodSet {
 			},
 		},
 	}
+	restricted(&ps.Spec.Template.Spec)
+	return ps
 }
 
 func podsOf(g Gomega, app string) []corev1.Pod {
@@ -75,8 +77,7 @@ func podReady(p corev1.Pod) bool {
 
 var _ = Describe("Workloads on the real node", Ordered, Label("real"), func() {
 	BeforeAll(func() {
-		_, err := kubectl("create", "namespace", workloadsNS)
-		Expect(err).NotTo(HaveOccurred())
+		restrictedNamespace(workloadsNS)
 	})
 
 	It("runs a PodSet's containers, Ready by their readiness probe, with logs and exec", func() {

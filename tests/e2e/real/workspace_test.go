@@ -103,6 +103,7 @@ func probePod(ns string) {
 			Containers:                    []corev1.Container{{Name: "echo", Image: echoImage, Env: []corev1.EnvVar{{Name: "NAME", Value: ns}}}},
 		},
 	}
+	restricted(&p.Spec)
 	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, p))).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
@@ -147,9 +148,9 @@ var _ = Describe("Workspace with a real code-server", Ordered, Label("real"), fu
 			_, err := run("hack/real-node.sh", "netpol-down")
 			Expect(err).NotTo(HaveOccurred())
 		})
-		for _, ns := range []string{ideNS, ingressNS, otherNS} {
-			Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
-		}
+		restrictedNamespace(ideNS)
+		restrictedNamespace(otherNS)
+		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ingressNS}}))).To(Succeed())
 		// The sample's Workspace, unchanged but for its size: the default
 		// image (code-server, built by hack/images.sh), a password.
 		ws := &idev1alpha1.Workspace{

@@ -17,6 +17,7 @@ package v1alpha1_test
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -49,6 +50,44 @@ var _ = Describe("Platform webhooks", func() {
 		Expect(string(api.Service.Type)).To(Equal("ClusterIP"))
 		Expect(db.Storage.MountPath).To(Equal("/var/lib/db"))
 		Expect(db.Storage.ReclaimPolicy).To(Equal("Retain"))
+	})
+
+	It("should make a new component Restricted, and keep a stored component's podSecurity when an update drops it", func() {
+		u := platformJSON("podsecurity", `[{"name":"api"},{"name":"legacy-image","podSecurity":"Baseline"}]`)
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+		key := client.ObjectKeyFromObject(u)
+		get := func() []appsv1alpha1.PodSecurity {
+			p := &appsv1alpha1.Platform{}
+			Expect(suite.Client.Get(suite.Ctx, key, p)).To(Succeed())
+			var out []appsv1alpha1.PodSecurity
+			for _, c := range p.Spec.Components {
+				out = append(out, c.PodSecurity)
+			}
+			return out
+		}
+		Expect(get()).To(Equal([]appsv1alpha1.PodSecurity{appsv1alpha1.PodSecurityRestricted, appsv1alpha1.PodSecurityBaseline}))
+		// Dropping the field keeps what was stored: Baseline does not
+		// become "unset" (which runs unrestricted) without the right.
+		Expect(suite.Client.Patch(suite.Ctx, u.DeepCopy(), client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"remove","path":"/spec/components/1/podSecurity"},{"op":"remove","path":"/spec/components/0/podSecurity"},
+			         {"op":"add","path":"/spec/components/-","value":{"name":"worker"}}]`)))).To(Succeed())
+		Expect(get()).To(Equal([]appsv1alpha1.PodSecurity{appsv1alpha1.PodSecurityRestricted, appsv1alpha1.PodSecurityBaseline, appsv1alpha1.PodSecurityRestricted}))
+	})
+
+	It("should refuse Baseline to a requester without use of podsecuritylevels/baseline, and admit it with", func() {
+		platforms := rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"platforms"}, Verbs: []string{"create", "get", "update", "patch"}}
+		kim, err := suite.Env.As(suite.Ctx, "kim", "default", platforms)
+		Expect(err).NotTo(HaveOccurred())
+		err = kim.Create(suite.Ctx, platformJSON("kims", `[{"name":"api"},{"name":"root","podSecurity":"Baseline"}]`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.components[1].podSecurity"))
+		Expect(err.Error()).To(ContainSubstring("kim may not use podsecuritylevels/baseline in default (group kubeforge.io)"))
+		Expect(kim.Create(suite.Ctx, platformJSON("kims", `[{"name":"api"}]`))).To(Succeed(), "Restricted takes no right")
+
+		lee, err := suite.Env.As(suite.Ctx, "lee", "default", platforms,
+			rbacv1.PolicyRule{APIGroups: []string{"kubeforge.io"}, Resources: []string{"podsecuritylevels"}, ResourceNames: []string{"baseline"}, Verbs: []string{"use"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(lee.Create(suite.Ctx, platformJSON("lees", `[{"name":"root","podSecurity":"Baseline"}]`))).To(Succeed())
 	})
 
 	DescribeTable("should reject bad input with field errors",
