@@ -258,11 +258,17 @@ func TestInstallerPodPassesPodSecurityRestrictedAsNobodyWithAWritableHome(t *tes
 	if c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
 		t.Error("the installer's root file system is writable")
 	}
-	home := ""
+	home, remote := "", ""
 	for _, e := range c.Env {
-		if e.Name == "HOME" {
+		switch e.Name {
+		case "HOME":
 			home = e.Value
+		case "ANSIBLE_REMOTE_TMP":
+			remote = e.Value
 		}
+	}
+	if !strings.HasPrefix(remote, home+"/") {
+		t.Errorf("ANSIBLE_REMOTE_TMP %q is not under the writable HOME %q: a task delegated to localhost makes it under nobody's passwd home, /nonexistent", remote, home)
 	}
 	writable := false
 	for _, m := range c.VolumeMounts {

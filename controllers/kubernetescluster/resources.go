@@ -262,8 +262,13 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 			// knows its API's URL) url, never variables.
 			{Name: "KUBEFORGE_CALLBACK_DIR", Value: callbackDir},
 			// The installer runs as a user whose home (if any) it cannot
-			// write; ansible's own files go to the Pod's work volume.
+			// write; ansible's own files go to the Pod's work volume. Its
+			// remote temporary directory too: for tasks delegated to
+			// localhost, ansible makes it under the passwd home of the
+			// user it runs as (nobody's is /nonexistent), not $HOME; on
+			// the hosts it is a private directory under /tmp.
 			{Name: "HOME", Value: workDir},
+			{Name: "ANSIBLE_REMOTE_TMP", Value: remoteTmp},
 		},
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "operation", MountPath: configDir, ReadOnly: true},
@@ -339,3 +344,6 @@ func Job(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) *b
 
 // installerUser is the user the installer runs as: nobody.
 const installerUser int64 = 65534
+
+// remoteTmp is ansible's remote temporary directory (ANSIBLE_REMOTE_TMP).
+const remoteTmp = workDir + "/.ansible/tmp"
