@@ -204,6 +204,7 @@ func main() {
 		apiAddr, apiCertPath, apiAdvertiseURL     string
 		apiAudience                               string
 		apiMaxWaits, apiMaxStreams, apiTokenBurst int
+		apiMaxWaitsTotal, apiMaxStreamsTotal      int
 		apiTokenRate                              float64
 		installerImages                           string
 		perKindConcurrency                        string
@@ -266,6 +267,10 @@ func main() {
 		"The create-and-wait calls one caller may hold open at once; more are refused with RESOURCE_EXHAUSTED.")
 	flag.IntVar(&apiMaxStreams, "api-max-log-streams-per-caller", apiserver.DefaultMaxStreamsPerCaller,
 		"The followed installer log streams one caller may hold open at once; more are refused with 429.")
+	flag.IntVar(&apiMaxWaitsTotal, "api-max-waits", apiserver.DefaultMaxWaits,
+		"The create-and-wait calls all callers together may hold open at once; more are refused with RESOURCE_EXHAUSTED.")
+	flag.IntVar(&apiMaxStreamsTotal, "api-max-log-streams", apiserver.DefaultMaxStreams,
+		"The followed installer log streams all callers together may hold open at once; more are refused with 429.")
 	flag.Float64Var(&apiTokenRate, "api-unknown-token-reviews-per-second", apiserver.DefaultReviewsPerSecond,
 		"TokenReviews per second one client address may cause with tokens the API has not seen; past the burst, 429.")
 	flag.IntVar(&apiTokenBurst, "api-unknown-token-review-burst", apiserver.DefaultReviewBurst,
@@ -437,6 +442,7 @@ func main() {
 				ReviewsPerSecond: rate.Limit(apiTokenRate), ReviewBurst: apiTokenBurst},
 			HandlerTimeout: 30 * time.Second, WaitTimeout: 10 * time.Minute,
 			MaxWaitsPerCaller: apiMaxWaits, MaxStreamsPerCaller: apiMaxStreams,
+			MaxWaits: apiMaxWaitsTotal, MaxStreams: apiMaxStreamsTotal,
 			WorkspaceStatus: workspace.StatusWith(eng.Owns), Owns: eng.Owns, Proof: keys,
 		}
 		if err := mgr.Add(api); err != nil {

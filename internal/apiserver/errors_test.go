@@ -70,22 +70,52 @@ func TestSlotsPerCaller(t *testing.T) {
 	alice, bob := &User{Name: "alice"}, &User{Name: "bob"}
 	var releases []func()
 	for range 3 {
-		r, err := sl.acquire(alice, 3, "log streams")
+		r, err := sl.acquire(alice, 3, 100, "log streams")
 		if err != nil {
 			t.Fatal(err)
 		}
 		releases = append(releases, r)
 	}
-	_, err := sl.acquire(alice, 3, "log streams")
+	_, err := sl.acquire(alice, 3, 100, "log streams")
 	var e *Error
 	if !errors.As(err, &e) || e.Code != http.StatusTooManyRequests || !strings.Contains(e.Message, "alice has 3 log streams open") {
 		t.Fatalf("the fourth: %v", err)
 	}
-	if _, err := sl.acquire(bob, 3, "log streams"); err != nil {
+	if _, err := sl.acquire(bob, 3, 100, "log streams"); err != nil {
 		t.Fatalf("bob: %v", err)
 	}
 	releases[0]()
-	if _, err := sl.acquire(alice, 3, "log streams"); err != nil {
+	if _, err := sl.acquire(alice, 3, 100, "log streams"); err != nil {
 		t.Fatalf("after one ended: %v", err)
 	}
+}
+
+// Many callers — ServiceAccounts minted by a namespace admin — each under
+// their own limit cannot hold more than the server's total between them.
+func TestSlotsCapEveryCallerTogetherBesideEachOne(t *testing.T) {
+	var sl slots
+	const perCaller, total = 2, 5
+	var releases []func()
+	refused := func(err error, want string) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Code != http.StatusTooManyRequests || !strings.Contains(e.Message, want) {
+			t.Fatalf("got %v, want a 429 saying %q", err, want)
+		}
+	}
+	for i := range total {
+		release, err := sl.acquire(&User{Name: fmt.Sprintf("system:serviceaccount:t:sa-%d", i)}, perCaller, total, "log streams")
+		if err != nil {
+			t.Fatalf("caller %d of %d: %v", i, total, err)
+		}
+		releases = append(releases, release)
+	}
+	_, err := sl.acquire(&User{Name: "system:serviceaccount:t:one-more"}, perCaller, total, "log streams")
+	refused(err, "5 log streams are open, the most the server holds")
+	releases[0]()
+	release, err := sl.acquire(&User{Name: "system:serviceaccount:t:one-more"}, perCaller, total, "log streams")
+	if err != nil {
+		t.Fatalf("a slot was given back, yet: %v", err)
+	}
+	release()
 }

@@ -202,7 +202,7 @@ func (s *Server) createAndWait(ctx context.Context, ws *idev1alpha1.Workspace, s
 		}
 	}
 	u, _ := ctx.Value(userKey{}).(*User)
-	release, err := s.waits.acquire(u, cmp.Or(s.MaxWaitsPerCaller, DefaultMaxWaitsPerCaller), "create-and-wait calls")
+	release, err := s.waits.acquire(u, cmp.Or(s.MaxWaitsPerCaller, DefaultMaxWaitsPerCaller), cmp.Or(s.MaxWaits, DefaultMaxWaits), "create-and-wait calls")
 	if err != nil {
 		return nil, grpcError(err)
 	}

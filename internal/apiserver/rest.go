@@ -25,7 +25,9 @@ import (
 	"slices"
 	"sort"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -246,10 +248,22 @@ func (s *Server) scale(up bool) http.HandlerFunc {
 }
 
 // logs streams the log of the current operation's installer pod, or of
-// the last one's.
+// the last one's. The caller must be allowed to read pod logs (authed)
+// and the cluster itself. The Pod is the one the operation's Job made:
+// the Job is the one the controller names for the operation (never a name
+// from status) and proven the cluster's; the Pod is controlled by that
+// Job's UID — and when more than one Pod claims so (one planted beside
+// the real one, which a namespace member who may create Pods can do),
+// none is streamed.
 func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	kc := &clusterv1alpha1.KubernetesCluster{}
 	ns := r.PathValue("ns")
+	u, _ := r.Context().Value(userKey{}).(*User)
+	read := Attributes{Verb: "get", Group: clusterGroup, Resource: "kubernetesclusters", Namespace: ns, Name: r.PathValue("name")}
+	if err := s.Auth.Authorize(r.Context(), u, read); err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := s.Client.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: r.PathValue("name")}, kc); err != nil {
 		writeError(w, err)
 		return
@@ -264,23 +278,15 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 			op = o
 		}
 	}
-	pods, err := s.Clientset.CoreV1().Pods(ns).List(r.Context(), metav1.ListOptions{LabelSelector: "job-name=" + op.JobName})
+	pod, err := s.installerPod(r.Context(), kc, op)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if len(pods.Items) == 0 {
-		writeError(w, newError(http.StatusNotFound, "NotFound", "operation %s has no pod (yet)", op.ID))
-		return
-	}
-	sort.Slice(pods.Items, func(i, j int) bool {
-		return pods.Items[i].CreationTimestamp.After(pods.Items[j].CreationTimestamp.Time)
-	})
 	follow := r.URL.Query().Get("follow") == "true"
 	ctx := r.Context()
 	if follow {
-		u, _ := ctx.Value(userKey{}).(*User)
-		release, err := s.streams.acquire(u, cmp.Or(s.MaxStreamsPerCaller, DefaultMaxStreamsPerCaller), "log streams")
+		release, err := s.streams.acquire(u, cmp.Or(s.MaxStreamsPerCaller, DefaultMaxStreamsPerCaller), cmp.Or(s.MaxStreams, DefaultMaxStreams), "log streams")
 		if err != nil {
 			writeError(w, err)
 			return
@@ -291,7 +297,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithTimeout(ctx, s.HandlerTimeout)
 		defer cancel()
 	}
-	stream, err := s.Clientset.CoreV1().Pods(ns).GetLogs(pods.Items[0].Name, &corev1.PodLogOptions{Follow: follow}).Stream(ctx)
+	stream, err := s.Clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Follow: follow}).Stream(ctx)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -316,4 +322,39 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// installerPod is the name of the Pod that op's Job made (logs).
+func (s *Server) installerPod(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.Operation) (string, error) {
+	job := &batchv1.Job{}
+	name := clusterv1alpha1.JobName(kc, op.ID)
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: name}, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", newError(http.StatusNotFound, "NotFound", "operation %s has no Job (yet, or any more)", op.ID)
+		}
+		return "", err
+	}
+	if s.Owns == nil || !s.Owns(kc, job) {
+		return "", newError(http.StatusNotFound, "NotFound", "the Job %s is not one kubeforge made for %s", name, kc.Name)
+	}
+	// The Job controller's label narrows the list; the controller
+	// reference decides.
+	pods, err := s.Clientset.CoreV1().Pods(kc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1.ControllerUidLabel + "=" + string(job.UID)})
+	if err != nil {
+		return "", err
+	}
+	var mine []string
+	for i := range pods.Items {
+		if ref := metav1.GetControllerOfNoCopy(&pods.Items[i]); ref != nil && ref.UID == job.UID {
+			mine = append(mine, pods.Items[i].Name)
+		}
+	}
+	switch len(mine) {
+	case 0:
+		return "", newError(http.StatusNotFound, "NotFound", "operation %s has no pod (yet)", op.ID)
+	case 1:
+		return mine[0], nil
+	}
+	// backoffLimit 0: the Job makes one Pod; the others were planted.
+	return "", newError(http.StatusConflict, "Conflict", "%d Pods claim to be operation %s's installer, which makes one: none is streamed", len(mine), op.ID)
 }

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	"github.com/kubeforge/kubeforge/controllers/kubernetescluster"
@@ -201,7 +202,7 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		Expect(e.Fields).To(ContainElement(HaveField("Field", "spec.version")))
 	})
 
-	It("should stream the log of the current operation's installer pod", func() {
+	It("should stream the log of the Pod the current operation's Job made, to a caller who may read the cluster and pod logs", func() {
 		code, body := call("POST", path("team-a"), admin, `{"name":"logged","spec":`+clusterSpec+`}`)
 		Expect(code).To(Equal(http.StatusCreated), string(body))
 		code, body = call("GET", path("team-a", "logged", "logs"), admin, nil)
@@ -212,16 +213,47 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		kc.Status.Operations = []clusterv1alpha1.Operation{{ID: "precheck-1", Type: clusterv1alpha1.OpPrecheck, JobName: "logged-precheck-1", Result: clusterv1alpha1.ResultRunning}}
 		kc.Status.CurrentOperation = "precheck-1"
 		Expect(k8sClient.Status().Update(ctx, kc)).To(Succeed())
-		_, err := logs.CoreV1().Pods("team-a").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
-			Namespace: "team-a", Name: "logged-precheck-1-abcde", Labels: map[string]string{"job-name": "logged-precheck-1"},
-		}}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
+		// The operation's Job, as the controller makes it (sealed as the cluster's).
+		job := kubernetescluster.Job(kc, kc.Status.Operations[0])
+		job.TypeMeta = metav1.TypeMeta{}
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+		code, body = call("GET", path("team-a", "logged", "logs"), admin, nil)
+		Expect(code).To(Equal(http.StatusNotFound), "a Job kubeforge did not seal is not the operation's: %s", body)
+		sealAs(kc, job)
+		Eventually(func() int { code, _ := call("GET", path("team-a", "logged", "logs"), admin, nil); return code }).Should(Equal(http.StatusNotFound),
+			"no pod yet")
+
+		// A Pod that only carries the Job's name label is not its Pod.
+		pod := func(name string, controlled bool) *corev1.Pod {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name,
+				Labels: map[string]string{"job-name": job.Name, "batch.kubernetes.io/controller-uid": string(job.UID)}}}
+			if controlled {
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}
+			}
+			_, err := logs.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			return p
+		}
+		pod("logged-precheck-1-label", false)
+		code, body = call("GET", path("team-a", "logged", "logs"), admin, nil)
+		Expect(code).To(Equal(http.StatusNotFound), "a pod labelled like the Job's is not its pod: %s", body)
+		pod("logged-precheck-1-abcde", true)
 		code, body = call("GET", path("team-a", "logged", "logs")+"?follow=true", admin, nil)
 		Expect(code).To(Equal(http.StatusOK), string(body))
 		Expect(string(body)).To(Equal("fake logs")) // what client-go's fake clientset streams
 
 		code, _ = call("GET", path("team-a", "logged", "logs"), reader, nil)
 		Expect(code).To(Equal(http.StatusForbidden), "reading logs needs get pods/log")
+		podReader := caller("team-a", "pod-reader", rule("", "pods/log", "get"))
+		code, _ = call("GET", path("team-a", "logged", "logs"), podReader, nil)
+		Expect(code).To(Equal(http.StatusForbidden), "reading a cluster's logs needs get on the cluster too")
+
+		// A second Pod claiming the Job as its controller (planted): the
+		// Job makes one, so none is streamed.
+		pod("logged-precheck-1-fghij", true)
+		code, body = call("GET", path("team-a", "logged", "logs"), admin, nil)
+		Expect(code).To(Equal(http.StatusConflict), string(body))
+		Expect(apiError(body).Message).To(ContainSubstring("2 Pods claim to be operation precheck-1's installer"))
 	})
 
 	It("should accept an installer's callback with its operation's token, once", func() {

@@ -103,6 +103,11 @@ type Server struct {
 	// instead of tying up the server. Zero means DefaultMaxWaitsPerCaller
 	// and DefaultMaxStreamsPerCaller.
 	MaxWaitsPerCaller, MaxStreamsPerCaller int
+	// MaxWaits and MaxStreams bound the same over all callers together:
+	// many callers (ServiceAccounts a namespace admin may mint by the
+	// thousand) cannot hold more between them. Zero means DefaultMaxWaits
+	// and DefaultMaxStreams.
+	MaxWaits, MaxStreams int
 
 	listener net.Listener
 	waits    slots
@@ -113,17 +118,21 @@ type Server struct {
 const (
 	DefaultMaxWaitsPerCaller   = 20
 	DefaultMaxStreamsPerCaller = 5
+	DefaultMaxWaits            = 1000
+	DefaultMaxStreams          = 100
 )
 
 // slots counts what each caller holds open.
 type slots struct {
-	mu   sync.Mutex
-	open map[string]int
+	mu    sync.Mutex
+	open  map[string]int
+	total int
 }
 
-// acquire takes one of max slots for u (what names the slots in the
-// refusal), or returns a 429 *Error; release gives it back.
-func (sl *slots) acquire(u *User, max int, what string) (release func(), err error) {
+// acquire takes one of max slots for u, and one of all callers' total
+// (what names the slots in the refusal), or returns a 429 *Error;
+// release gives it back.
+func (sl *slots) acquire(u *User, max, total int, what string) (release func(), err error) {
 	if u == nil {
 		return nil, ErrUnauthenticated
 	}
@@ -132,13 +141,18 @@ func (sl *slots) acquire(u *User, max int, what string) (release func(), err err
 	if sl.open[u.Name] >= max {
 		return nil, newError(http.StatusTooManyRequests, "TooManyRequests", "%s has %d %s open, the most one caller may; retry when one ends", u.Name, max, what)
 	}
+	if sl.total >= total {
+		return nil, newError(http.StatusTooManyRequests, "TooManyRequests", "%d %s are open, the most the server holds; retry when one ends", total, what)
+	}
 	if sl.open == nil {
 		sl.open = map[string]int{}
 	}
 	sl.open[u.Name]++
+	sl.total++
 	return func() {
 		sl.mu.Lock()
 		defer sl.mu.Unlock()
+		sl.total--
 		if sl.open[u.Name]--; sl.open[u.Name] <= 0 {
 			delete(sl.open, u.Name)
 		}
