@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +73,9 @@ type dbObserved struct {
 	// reason and message of the DatabaseReady condition.
 	reason, message string
 	ready           bool
+	// pending: the server is being provisioned in the background; not a
+	// failure.
+	pending bool
 	// secrets are the components' database Secrets, desired.
 	secrets []client.Object
 }
@@ -157,31 +161,65 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 	// Then the server, for the enabled components not checked lately.
 	now := time.Now()
 	var need []*appsv1alpha1.PlatformComponent
+	var keys []string
+	recorded := map[string]bool{}
+	for _, cs := range p.Status.Components {
+		recorded[cs.Name] = cs.DatabaseReady != nil && *cs.DatabaseReady
+	}
 	for _, c := range comps {
 		if c.Disable {
 			continue
 		}
 		st := dbState{ready: true, message: "Provisioned"}
-		if r.memo.fresh(memoKey(p, c, server, passwords[c.Name]), now) {
-			st = versioned(st, live[c.Name], changed[c.Name])
-		} else {
-			st.ready = false
-			need = append(need, c)
+		key := memoKey(p, c, server, passwords[c.Name])
+		if !r.memo.fresh(key, now) {
+			need, keys = append(need, c), append(keys, key)
+			if changed[c.Name] || !recorded[c.Name] {
+				// New, or a new password: not ready until the server has it.
+				// A recheck of what was ready keeps it ready meanwhile.
+				st = dbState{message: "Provisioning on the server"}
+			}
 		}
-		o.components[c.Name] = st
+		o.components[c.Name] = versioned(st, live[c.Name], changed[c.Name])
+		if !st.ready {
+			o.components[c.Name] = st
+		}
 	}
 	var failure error
 	if len(need) > 0 {
-		failure = r.provision(ctx, p, server, need, passwords, func(c *appsv1alpha1.PlatformComponent, err error) {
-			if err != nil {
-				o.components[c.Name] = dbState{message: err.Error()}
-				return
-			}
-			r.memo.remember(memoKey(p, c, server, passwords[c.Name]), now)
-			o.components[c.Name] = versioned(dbState{ready: true, message: "Provisioned"}, live[c.Name], changed[c.Name])
+		// Off the worker, fair per namespace (engine.Background): a server
+		// that accepts and stays silent holds a slot of this namespace's,
+		// not a worker every namespace's Platforms need.
+		log := logf.FromContext(ctx)
+		owner := p.DeepCopy()
+		res, ok := r.Background.Do(p, "provision/"+digest(strings.Join(keys, ",")), func(bg context.Context) any {
+			return r.provision(logf.IntoContext(bg, log), owner, server, need, passwords)
 		})
+		if !ok {
+			if !slices.ContainsFunc(need, func(c *appsv1alpha1.PlatformComponent) bool { return !o.components[c.Name].ready }) {
+				// Only a recheck of what is ready: nothing to say meanwhile.
+				o.ready, o.reason = true, ReasonProvisioned
+				o.message = fmt.Sprintf("%d database(s) on %s", len(o.components), server.Addr())
+				return o, nil
+			}
+			o.pending = true
+			o.reason = ReasonProvisioning
+			o.message = fmt.Sprintf("Provisioning %d database(s) on %s", len(need), server.Addr())
+			return o, nil
+		}
+		results := res.(provisioned)
+		for i, c := range need {
+			if err := results.errs[c.Name]; err != nil {
+				o.components[c.Name] = dbState{message: publicError(err, server).Error()}
+				continue
+			}
+			r.memo.remember(keys[i], now)
+			o.components[c.Name] = versioned(dbState{ready: true, message: "Provisioned"}, live[c.Name], changed[c.Name])
+		}
+		failure = results.first
 	}
 	if failure != nil {
+		failure = publicError(failure, server)
 		o.reason, o.message = dbReason(failure), failure.Error()
 		return o, failure
 	}
@@ -314,32 +352,67 @@ func (r *Reconciler) connectServer(ctx context.Context, s database.Server) (data
 	return database.Connect(ctx, s)
 }
 
-// provision connects once and provisions each component, reporting each
-// result; it returns the first failure.
+// ReasonProvisioning is DatabaseReady's reason while the server is being
+// provisioned (in the background): not a failure.
+const ReasonProvisioning = "Provisioning"
+
+// provisioned is the result of provision: each component's error, and
+// the first failure.
+type provisioned struct {
+	errs  map[string]error
+	first error
+}
+
+// provision connects once and provisions each component. It runs off the
+// reconcile workers (engine.Background); the connection is bounded
+// (connect), each component's statements too, and after one component
+// times out the rest are not tried (the server is not answering).
 func (r *Reconciler) provision(ctx context.Context, p *appsv1alpha1.Platform, server database.Server, comps []*appsv1alpha1.PlatformComponent,
-	passwords map[string]string, report func(*appsv1alpha1.PlatformComponent, error)) error {
+	passwords map[string]string) provisioned {
 	log := logf.FromContext(ctx)
+	out := provisioned{errs: map[string]error{}}
 	admin, err := r.connect(ctx, p, server)
 	if err != nil {
+		log.Info("Cannot connect to the database server", "server", server.Addr(), "error", err.Error())
 		for _, c := range comps {
-			report(c, err)
+			out.errs[c.Name] = err
 		}
-		return err
+		out.first = err
+		return out
 	}
 	defer func() { _ = admin.Close() }()
-	var first error
 	for _, c := range comps {
+		if out.first != nil && database.Reason(out.first) == database.ReasonServerUnreachable {
+			out.errs[c.Name] = out.first
+			continue
+		}
 		name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
 		log.Info("Provisioning a database", "component", c.Name, "database", name, "user", user)
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := admin.Provision(pctx, name, user, passwords[c.Name], DatabaseOwner(p))
 		cancel()
-		report(c, err)
-		if err != nil && first == nil {
-			first = fmt.Errorf("provisioning the database of %s: %w", c.Name, err)
+		if err != nil {
+			log.Info("Provisioning a database failed", "component", c.Name, "error", err.Error())
+			out.errs[c.Name] = err
+			if out.first == nil {
+				out.first = fmt.Errorf("provisioning the database of %s: %w", c.Name, err)
+			}
 		}
 	}
-	return first
+	return out
+}
+
+// publicError is what status and events say of a server's failure. A
+// failure to connect says only that: whether the address refused, timed
+// out or did not resolve would make the operator a port scanner from its
+// own network position for whoever may write spec.database.host. The
+// operator's log has the error.
+func publicError(err error, server database.Server) error {
+	if dbReason(err) != database.ReasonServerUnreachable {
+		return err
+	}
+	return &database.Error{Reason: database.ReasonServerUnreachable,
+		Err: fmt.Errorf("cannot connect to the database server %s (the operator's log has the error)", server.Addr())}
 }
 
 // dropDatabases drops the database and user of every component that asks

@@ -17,8 +17,11 @@ package platform_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -294,6 +297,71 @@ var _ = Describe("Platform databases", func() {
 			})
 		})
 	}
+
+	It("should keep the worker free while database servers stay silent, and say the same of a silent and a refusing address", func() {
+		// A server that accepts connections and never says a word.
+		silent, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		var mu sync.Mutex
+		var held []net.Conn
+		go func() {
+			for {
+				c, err := silent.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				held = append(held, c)
+				mu.Unlock()
+			}
+		}()
+		DeferCleanup(func() {
+			for _, n := range []string{"silent-0", "silent-1", "silent-2", "refused", "bystander"} {
+				_ = suite.Client.Delete(suite.Ctx, &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: "default"}})
+			}
+			_ = silent.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range held {
+				_ = c.Close()
+			}
+		})
+		// And an address that refuses.
+		closed, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		refusing := closed.Addr().(*net.TCPAddr).Port
+		Expect(closed.Close()).To(Succeed())
+
+		at := func(name string, port int) {
+			adminSecret(name+"-admin", "admin", "secret")
+			p := newPlatform(name, "1.0.0", appsv1alpha1.PlatformComponent{Name: "api", Database: &appsv1alpha1.ComponentDatabase{Enabled: true}})
+			p.Spec.Database = &appsv1alpha1.PlatformDatabase{Engine: appsv1alpha1.DatabasePostgreSQL, Host: "127.0.0.1", Port: int32(port),
+				AdminSecretRef: corev1.LocalObjectReference{Name: name + "-admin"}, TLS: appsv1alpha1.DatabaseTLS{Mode: appsv1alpha1.DatabaseTLSDisable}}
+			Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+		}
+		silentPort := silent.Addr().(*net.TCPAddr).Port
+		for i := range 3 {
+			at(fmt.Sprintf("silent-%d", i), silentPort)
+		}
+		// The suite runs one worker: a reconcile that waited on the silent
+		// server (5 s to connect) would hold it for 15 s before this one.
+		start := time.Now()
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("bystander", "1.0.0", appsv1alpha1.PlatformComponent{Name: "web"}))).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, "bystander-web"), "3s", "50ms").Should(Succeed(),
+			"another Platform waits behind the silent database servers")
+		GinkgoWriter.Printf("bystander's workload made %s after its create, beside 3 Platforms on a silent server\n", time.Since(start))
+		Eventually(databaseCondition("silent-0")).Should(HaveField("Reason", platform.ReasonProvisioning))
+
+		at("refused", refusing)
+		Eventually(databaseCondition("refused")).Should(HaveField("Reason", "ServerUnreachable"))
+		Eventually(databaseCondition("silent-0"), "30s").Should(HaveField("Reason", "ServerUnreachable"))
+		same := func(name string, port int) string {
+			return strings.ReplaceAll(databaseCondition(name)(Default).Message, fmt.Sprint(port), "PORT")
+		}
+		Expect(same("silent-0", silentPort)).To(Equal(same("refused", refusing)),
+			"a silent address and a refusing one read alike: status is no port scanner")
+		Expect(same("refused", refusing)).NotTo(ContainSubstring("refused"))
+	})
 
 	It("should refuse a spec whose database names the webhook would refuse, without touching the server", func() {
 		s := dbServers[testdb.MariaDB]

@@ -67,6 +67,10 @@ type Reconciler struct {
 	Policy validation.Policy
 	// Connect logs in to a database server; database.Connect when nil.
 	Connect func(context.Context, database.Server) (database.Admin, error)
+	// Background runs the calls to database servers off the reconcile
+	// workers (a tenant's server may be slow or silent), fair per
+	// namespace; made by SetupWithManager when nil.
+	Background *engine.Background
 
 	memo provisionMemo
 }
@@ -145,7 +149,17 @@ func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform) (ct
 		return ctrl.Result{}, nil
 	}
 	if d := p.Spec.Database; d != nil && d.DropOnDelete {
-		if err := r.dropDatabases(ctx, p); err != nil {
+		// Off the worker: the server may take its time.
+		log := logf.FromContext(ctx)
+		drop := p.DeepCopy()
+		res, ok := r.Background.Do(p, "drop/"+string(p.UID), func(bg context.Context) any {
+			return r.dropDatabases(logf.IntoContext(bg, log), drop)
+		})
+		if !ok {
+			return ctrl.Result{}, nil // its end brings the Platform back
+		}
+		if err, _ := res.(error); err != nil {
+			err = publicError(err, DatabaseServer(p))
 			if reason := dbReason(err); reason == ReasonAdminSecretNotFound || reason == ReasonCASecretNotFound {
 				// The drop cannot run at all (the namespace is being deleted,
 				// or someone removed the Secret): let go after a while.
@@ -337,7 +351,11 @@ func (r *Reconciler) workload(ctx context.Context, p *appsv1alpha1.Platform, c *
 
 // SetupWithManager registers the controller: Platforms and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Background == nil {
+		r.Background = &engine.Background{}
+	}
 	return r.types().Controller(mgr, "platform", &appsv1alpha1.Platform{}).
+		WatchesRawSource(r.Background.Source()).
 		WithOptions(controller.Options{
 			// A database server that is down is retried with backoff, at
 			// least once a minute, so it is found again soon after it is back.

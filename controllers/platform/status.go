@@ -176,7 +176,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 
 	if o.db.configured {
 		msg := o.db.message
-		if !o.db.ready {
+		if !o.db.ready && !o.db.pending {
 			msg = "The database server fails; components with a database are not started until it works, the others go on: " + msg
 		}
 		set(appsv1alpha1.DatabaseConditionType, o.db.ready, o.db.reason, msg)
@@ -195,7 +195,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 		st.Phase = appsv1alpha1.PlatformDegraded
 		conds.Failed(engine.FailureReason(o.apply), o.apply)
 		return
-	case o.db.configured && !o.db.ready:
+	case o.db.configured && !o.db.ready && !o.db.pending:
 		set(conditions.Degraded, true, o.db.reason, o.db.message)
 	case len(upgradeFailed) > 0 && p.Spec.UpgradePolicy.OnFailure == appsv1alpha1.UpgradeRollback:
 		set(conditions.Degraded, true, ReasonRolledBack, fmt.Sprintf("Version %s failed on %v, rolled back; the others wait: %v", p.Spec.Version, upgradeFailed, failed))
