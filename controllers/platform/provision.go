@@ -327,7 +327,8 @@ func (r *Reconciler) connect(ctx context.Context, p *appsv1alpha1.Platform, serv
 	if server.Username == "" || server.Password == "" {
 		return nil, &adminError{ReasonAdminSecretInvalid, fmt.Errorf("the admin Secret %s needs the keys username and password", d.AdminSecretRef.Name)}
 	}
-	if server.TLSMode == database.TLSVerifyFull {
+	if server.TLSMode == database.TLSVerifyFull && d.TLS.CASecretRef != nil {
+		// Without one, the operator's own trusted authorities.
 		name := d.TLS.CASecretRef.Name
 		ca := &corev1.Secret{}
 		if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, ca); err != nil {
@@ -389,7 +390,7 @@ func (r *Reconciler) provision(ctx context.Context, p *appsv1alpha1.Platform, se
 		name, user := appsv1alpha1.DatabaseName(p, c), appsv1alpha1.DatabaseUser(p, c)
 		log.Info("Provisioning a database", "component", c.Name, "database", name, "user", user)
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := admin.Provision(pctx, name, user, passwords[c.Name], DatabaseOwner(p))
+		err := admin.Provision(pctx, name, user, passwords[c.Name], r.DatabaseOwner(p))
 		cancel()
 		if err != nil {
 			log.Info("Provisioning a database failed", "component", c.Name, "error", err.Error())
@@ -435,7 +436,7 @@ func (r *Reconciler) dropDatabases(ctx context.Context, spec *appsv1alpha1.Platf
 		name, user := appsv1alpha1.DatabaseName(spec, c), appsv1alpha1.DatabaseUser(spec, c)
 		log.Info("Dropping a database", "component", c.Name, "database", name, "user", user)
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := admin.Drop(dctx, name, user, DatabaseOwner(spec))
+		err := admin.Drop(dctx, name, user, r.DatabaseOwner(spec))
 		cancel()
 		if err != nil {
 			return fmt.Errorf("dropping the database of %s: %w", c.Name, err)
@@ -445,12 +446,24 @@ func (r *Reconciler) dropDatabases(ctx context.Context, spec *appsv1alpha1.Platf
 }
 
 // DatabaseOwner is whom a Platform's databases and users are recorded as
-// created for, on the server (database.Admin): its kind, namespace and
-// name — so that no other Platform, nor one of the same name in another
-// namespace, takes them, and a Platform deleted without dropOnDelete and
-// created again takes its own back.
-func DatabaseOwner(p *appsv1alpha1.Platform) string {
-	return "Platform " + p.Namespace + "/" + p.Name
+// created for, on the server (database.Admin): the Platform by kind,
+// namespace and name, and by the UIDs the API server gave it and the
+// cluster (kube-system's), so that no other Platform takes them — not one
+// of the same name in another namespace, not one created later under the
+// same name (a deleted Platform's data stays its own; docs/platform.md
+// says how to hand it on), not one of another cluster whose operator
+// shares the server. Records an earlier kubeforge wrote named the
+// Platform only; they are taken as this Platform's, and rewritten, only
+// for a Platform made before the ownership key existed (as the engine
+// migrates the objects of such owners), when that form was all there was.
+func (r *Reconciler) DatabaseOwner(p *appsv1alpha1.Platform) database.Owner {
+	name := "Platform " + p.Namespace + "/" + p.Name
+	keys := r.Engine.Proof
+	o := database.Owner{Name: fmt.Sprintf("%s (uid %s)", name, p.UID), Record: fmt.Sprintf("%s uid=%s cluster=%s", name, p.UID, keys.Cluster)}
+	if p.CreationTimestamp.Time.Before(keys.Since) {
+		o.Formerly = name
+	}
+	return o
 }
 
 // dbReason is the condition reason of a failure of the database step.

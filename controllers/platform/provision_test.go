@@ -66,6 +66,12 @@ func dbPlatform(name, engine string) *appsv1alpha1.Platform {
 	return p
 }
 
+// defaultDatabase is the default database name of component c of the
+// Platform name in default.
+func defaultDatabase(name, c string) string {
+	return appsv1alpha1.DatabaseName(&appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}, &appsv1alpha1.PlatformComponent{Name: c})
+}
+
 func adminSecret(name, user, password string) {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Data: map[string][]byte{"username": []byte(user), "password": []byte(password)}}
@@ -126,7 +132,8 @@ var _ = Describe("Platform databases", func() {
 				Eventually(func(g Gomega) {
 					api, worker = credentials(g, n+"-api-db"), credentials(g, n+"-worker-db")
 				}).Should(Succeed())
-				Expect(api).To(HaveKeyWithValue("database", "default_"+strings.ReplaceAll(n, "-", "_")+"_api"))
+				Expect(api).To(HaveKeyWithValue("database", defaultDatabase(n, "api")))
+				Expect(api["database"]).To(HavePrefix("default_"+strings.ReplaceAll(n, "-", "_")+"_api_"), "the names, then a digest of them")
 				Expect(api).To(HaveKeyWithValue("host", s.Host))
 				Expect(api).To(HaveKeyWithValue("port", fmt.Sprint(s.Port)))
 				Expect(api["url"]).To(HavePrefix(engine + "://" + api["username"] + ":" + api["password"] + "@"))
@@ -190,11 +197,22 @@ var _ = Describe("Platform databases", func() {
 				Eventually(gone(&appsv1alpha1.Platform{}, n)).Should(BeTrue())
 				Expect(s.Databases()).To(ContainElements(api["database"], worker["database"]))
 				Expect(s.Exec(worker["username"], worker["password"], worker["database"], "SELECT * FROM jobs")).To(Succeed())
+
+				By("creating a Platform of the same name again: the data of the one before is not its own")
+				again := dbPlatform(n+"-x", engine)
+				again.Name = n
+				Expect(suite.Client.Create(suite.Ctx, again)).To(Succeed())
+				Eventually(databaseCondition(n)).Should(And(HaveField("Status", metav1.ConditionFalse),
+					HaveField("Reason", database.ReasonNameConflict),
+					HaveField("Message", ContainSubstring("was not created for Platform default/"+n))))
+				Expect(s.Exec(worker["username"], worker["password"], worker["database"], "SELECT * FROM jobs")).To(Succeed(), "the first Platform's login and data")
+				Expect(suite.Client.Delete(suite.Ctx, again)).To(Succeed())
+				Eventually(gone(&appsv1alpha1.Platform{}, n)).Should(BeTrue())
 			})
 
 			It("should not take over a database someone made by hand: NameConflict, and the database untouched after the Platform goes", func() {
 				n := name("theirs")
-				db := "default_" + strings.ReplaceAll(n, "-", "_") + "_api"
+				db := defaultDatabase(n, "api")
 				Expect(s.Exec(s.AdminUser, s.AdminPassword, "", "CREATE DATABASE "+db)).To(Succeed())
 				Expect(s.Exec(s.AdminUser, s.AdminPassword, db, "CREATE TABLE precious (id INT)", "INSERT INTO precious VALUES (42)")).To(Succeed())
 				p := dbPlatform(n, engine)

@@ -15,6 +15,7 @@
 package platform
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -384,7 +385,8 @@ func DatabaseSecretName(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformCompon
 // (the admin's credentials are not part of it).
 func DatabaseServer(p *appsv1alpha1.Platform) database.Server {
 	d := p.Spec.Database
-	return database.Server{Engine: string(d.Engine), Host: d.Host, Port: d.Port, TLSMode: string(d.TLS.Mode)}
+	return database.Server{Engine: string(d.Engine), Host: d.Host, Port: d.Port,
+		TLSMode: string(cmp.Or(d.TLS.Mode, appsv1alpha1.DatabaseTLSVerifyFull))}
 }
 
 // DatabaseSecret holds a component's database credentials: host, port,

@@ -68,5 +68,24 @@ func Load(ctx context.Context, c client.Client, namespace, name string) (*Keyrin
 	if err != nil {
 		return nil, fmt.Errorf("the ownership key Secret %s/%s: %w", namespace, name, err)
 	}
+	if k.Cluster, err = ClusterID(ctx, c); err != nil {
+		return nil, err
+	}
 	return k, nil
+}
+
+// ClusterNamespace is the namespace whose UID names the cluster: every
+// cluster has it, and it is not deleted.
+const ClusterNamespace = "kube-system"
+
+// +kubebuilder:rbac:groups="",resources=namespaces,resourceNames=kube-system,verbs=get
+
+// ClusterID is the cluster's identity: the UID the API server gave the
+// kube-system namespace, the identity Kubernetes tools commonly use.
+func ClusterID(ctx context.Context, c client.Reader) (string, error) {
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ClusterNamespace}, ns); err != nil {
+		return "", fmt.Errorf("reading the cluster's identity (the UID of namespace %s): %w", ClusterNamespace, err)
+	}
+	return string(ns.UID), nil
 }

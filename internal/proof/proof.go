@@ -89,6 +89,11 @@ type Keyring struct {
 	// creationTimestamp, which the API server assigns): objects created
 	// before it were made by a kubeforge without seals.
 	Since time.Time
+	// Cluster is the cluster's identity: the UID the API server gave the
+	// kube-system namespace (Load). Records kept outside the cluster (a
+	// database server's) carry it, so that the operators of two clusters
+	// sharing that server never take each other's for their own.
+	Cluster string
 }
 
 // NewKeyring returns a keyring signing with keys[0]. Every key must be at

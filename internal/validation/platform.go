@@ -211,10 +211,11 @@ func validateDatabase(p *appsv1alpha1.Platform) field.ErrorList {
 		default:
 			errs = append(errs, field.NotSupported(tp.Child("mode"), d.TLS.Mode, []string{"disable", "require", "verify-full"}))
 		}
+		verify := d.TLS.Mode == appsv1alpha1.DatabaseTLSVerifyFull || d.TLS.Mode == "" // "" defaults to verify-full
 		switch {
-		case d.TLS.Mode == appsv1alpha1.DatabaseTLSVerifyFull && (d.TLS.CASecretRef == nil || d.TLS.CASecretRef.Name == ""):
-			errs = append(errs, field.Required(tp.Child("caSecretRef"), "verify-full checks the server's certificate against the ca.crt of this Secret"))
-		case d.TLS.Mode != appsv1alpha1.DatabaseTLSVerifyFull && d.TLS.CASecretRef != nil:
+		case verify && d.TLS.CASecretRef != nil && d.TLS.CASecretRef.Name == "":
+			errs = append(errs, field.Required(tp.Child("caSecretRef", "name"), "names the Secret whose ca.crt verify-full checks the server's certificate against; leave caSecretRef out to trust the operator's authorities"))
+		case !verify && d.TLS.CASecretRef != nil:
 			errs = append(errs, field.Forbidden(tp.Child("caSecretRef"), "only verify-full checks a CA; set mode: verify-full"))
 		case d.TLS.CASecretRef != nil:
 			for _, msg := range utilvalidation.IsDNS1123Subdomain(d.TLS.CASecretRef.Name) {

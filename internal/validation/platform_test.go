@@ -267,10 +267,10 @@ func TestDefaultPlatformDatabase(t *testing.T) {
 	p.Spec.Components = append(p.Spec.Components, appsv1alpha1.PlatformComponent{Name: "billing", Database: &appsv1alpha1.ComponentDatabase{Enabled: true, Name: "ledger"}})
 	appsv1alpha1.DefaultPlatform(p)
 	d := p.Spec.Database
-	if d.Port != 5432 || d.TLS.Mode != appsv1alpha1.DatabaseTLSRequire {
-		t.Errorf("port %d, tls %q", d.Port, d.TLS.Mode)
+	if d.Port != 5432 || d.TLS.Mode != appsv1alpha1.DatabaseTLSVerifyFull {
+		t.Errorf("port %d, tls %q: the certificate is checked unless asked not to", d.Port, d.TLS.Mode)
 	}
-	if got := p.Spec.Components[1].Database; got.Name != "default_acme_prod_api" || got.User != "default_acme_prod_api" {
+	if got := p.Spec.Components[1].Database; got.Name != "default_acme_prod_api_6362a2df896d" || got.User != "default_acme_prod_api_6362a2df896d" {
 		t.Errorf("api database %+v", got)
 	}
 	if got := p.Spec.Components[4].Database; got.Name != "ledger" || got.User != "ledger" {
@@ -285,11 +285,31 @@ func TestDefaultPlatformDatabase(t *testing.T) {
 		t.Errorf("mysql port %d", my.Spec.Database.Port)
 	}
 	db := my.Spec.Components[1].Database
-	if db.Name != "default_long_platformlong_platformlong_platform_api" || len(db.User) != 32 || !strings.HasPrefix(db.User, "default_long_platformlo_") {
+	if db.Name != "default_long_platformlong_platformlong_platform_ap_001382affc11" || len(db.User) != 32 || !strings.HasPrefix(db.User, "default_long_platfo_") {
 		t.Errorf("mysql names %+v: the user must fit in 32 characters", db)
 	}
 	if errs := Platform(my); len(errs) > 0 {
 		t.Errorf("defaulted names must be valid: %v", errs)
+	}
+}
+
+// Sanitising is not one-to-one: a-b/c and a/b-c both read a_b_c. The
+// digest of the names keeps their databases apart.
+func TestDefaultDatabaseNamesOfPlatformsThatReadAlikeDiffer(t *testing.T) {
+	names := map[string]string{}
+	for _, nn := range [][2]string{{"a-b", "c"}, {"a", "b-c"}, {"a", "b_c"}} {
+		p := platform(withDatabase)
+		p.Namespace, p.Name = nn[0], nn[1]
+		p.Spec.Components[1].Name = "x"
+		appsv1alpha1.DefaultPlatform(p)
+		db := p.Spec.Components[1].Database.Name
+		if !strings.HasPrefix(db, "a_b_c_x_") {
+			t.Errorf("%s/%s: %q does not read as its names", nn[0], nn[1], db)
+		}
+		if other, ok := names[db]; ok {
+			t.Errorf("%s/%s and %s have one database %q", nn[0], nn[1], other, db)
+		}
+		names[db] = nn[0] + "/" + nn[1]
 	}
 }
 
@@ -315,17 +335,25 @@ func TestValidatePlatformDatabase(t *testing.T) {
 		"accept an IP address as host": {
 			mutate: func(p *P) { withDatabase(p); p.Spec.Database.Host = "fd00::10" },
 		},
-		"reject verify-full without a CA, and a CA without verify-full": {
+		"accept verify-full without a CA (the operator's authorities); reject a DB_ variable": {
 			mutate: func(p *P) {
 				withDatabase(p)
 				p.Spec.Database.TLS.Mode = appsv1alpha1.DatabaseTLSVerifyFull
 				p.Spec.Components[1].Env = []corev1.EnvVar{{Name: "DB_PASSWORD", Value: "x"}}
 			},
-			want: []string{"spec.database.tls.caSecretRef", "spec.components[1].env[0].name"},
+			want: []string{"spec.components[1].env[0].name"},
+		},
+		"reject a CA reference without a name": {
+			mutate: func(p *P) {
+				withDatabase(p)
+				p.Spec.Database.TLS.CASecretRef = &corev1.LocalObjectReference{}
+			},
+			want: []string{"spec.database.tls.caSecretRef.name"},
 		},
 		"reject a CA without verify-full": {
 			mutate: func(p *P) {
 				withDatabase(p)
+				p.Spec.Database.TLS.Mode = appsv1alpha1.DatabaseTLSRequire
 				p.Spec.Database.TLS.CASecretRef = &corev1.LocalObjectReference{Name: "ca"}
 			},
 			want: []string{"spec.database.tls.caSecretRef"},

@@ -31,8 +31,8 @@ import (
 )
 
 // ordersDB is the default name of the orders component's database:
-// <namespace>_<platform>_<component>.
-var ordersDB = strings.ReplaceAll(platformDBNS, "-", "_") + "_shopfront_orders"
+// <namespace>_<platform>_<component>_<digest of the three>.
+var ordersDB = strings.ReplaceAll(platformDBNS, "-", "_") + "_shopfront_orders_96b35ea9fcf7"
 
 const platformDBNS = "e2e-platform-db"
 
@@ -64,6 +64,11 @@ var _ = Describe("Platform databases", Ordered, Label("platform", "database"), f
 		kubectlEventually("create", "namespace", platformDBNS)
 		_, err = kubectl("create", "secret", "generic", "-n", platformDBNS, "shopfront-db-admin",
 			"--from-literal=username="+pg.AdminUser, "--from-literal=password="+pg.AdminPassword)
+		Expect(err).NotTo(HaveOccurred())
+		// The sample checks the server's certificate against its CA.
+		ca := filepath.Join(GinkgoT().TempDir(), "ca.crt")
+		Expect(os.WriteFile(ca, pg.CACert, 0o600)).To(Succeed())
+		_, err = kubectl("create", "secret", "generic", "-n", platformDBNS, "shopfront-db-ca", "--from-file=ca.crt="+ca)
 		Expect(err).NotTo(HaveOccurred())
 	})
 

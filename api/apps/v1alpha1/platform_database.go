@@ -56,27 +56,47 @@ func DefaultDatabasePort(engine DatabaseEngine) int32 {
 }
 
 // DatabaseName is the name of a component's database: database.name, or
-// <namespace>_<platform>_<component> sanitised (two Platforms of one name
-// in two namespaces never share a database).
+// <namespace>_<platform>_<component> sanitised and shortened, followed by
+// a digest of the three names. Sanitising alone is not one-to-one (a-b/c
+// and a/b-c both read a_b_c, and long names are cut), so without the
+// digest two Platforms could be given one name; with it, two Platforms of
+// one name in two namespaces, or of two names that read alike, never share
+// a database.
 func DatabaseName(p *Platform, c *PlatformComponent) string {
 	if c.Database != nil && c.Database.Name != "" {
 		return c.Database.Name
 	}
-	return SanitizeDatabaseIdentifier(p.Namespace + "_" + p.Name + "_" + c.Name)
+	return withDigest(SanitizeDatabaseIdentifier(p.Namespace+"_"+p.Name+"_"+c.Name), p.Namespace+"/"+p.Name+"/"+c.Name, MaxDatabaseIdentifier)
 }
 
 // DatabaseUser is the user of a component's database: database.user, or
-// the database's name, shortened with a digest to fit MySQL's limit.
+// the database's name, shortened with a digest of it to fit MySQL's limit.
 func DatabaseUser(p *Platform, c *PlatformComponent) string {
 	if c.Database != nil && c.Database.User != "" {
 		return c.Database.User
 	}
 	name := DatabaseName(p, c)
 	if p.Spec.Database != nil && p.Spec.Database.Engine == DatabaseMySQL && len(name) > MaxMySQLUser {
-		sum := sha256.Sum256([]byte(name))
-		name = name[:MaxMySQLUser-9] + "_" + hex.EncodeToString(sum[:4])
+		return withDigest(name, name, MaxMySQLUser)
 	}
 	return name
+}
+
+// nameDigestLength is how many hex digits of SHA-256 a generated name
+// carries: 48 bits, so that finding names of one's own that collide with
+// another Platform's costs far more than it could win (a NameConflict:
+// the records on the server let nobody take over what is not theirs).
+const nameDigestLength = 12
+
+// withDigest is readable cut to leave room, "_", and the digest of source,
+// at most max characters.
+func withDigest(readable, source string, max int) string {
+	sum := sha256.Sum256([]byte(source))
+	digest := hex.EncodeToString(sum[:])[:nameDigestLength]
+	if keep := max - 1 - nameDigestLength; len(readable) > keep {
+		readable = readable[:keep]
+	}
+	return readable + "_" + digest
 }
 
 // SanitizeDatabaseIdentifier turns s into a name both engines accept

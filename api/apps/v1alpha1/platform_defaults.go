@@ -32,7 +32,10 @@ func DefaultPlatform(p *Platform) {
 			d.Port = DefaultDatabasePort(d.Engine)
 		}
 		if d.TLS.Mode == "" {
-			d.TLS.Mode = DatabaseTLSRequire
+			// The certificate is checked unless the user says otherwise
+			// (require). Platforms stored before this default have
+			// require written in their spec and keep it.
+			d.TLS.Mode = DatabaseTLSVerifyFull
 		}
 	}
 	for i := range p.Spec.Components {

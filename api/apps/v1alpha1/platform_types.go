@@ -498,7 +498,8 @@ const (
 	// DatabaseTLSDisable connects without TLS.
 	DatabaseTLSDisable DatabaseTLSMode = "disable"
 	// DatabaseTLSRequire connects with TLS and does not check the
-	// server's certificate.
+	// server's certificate: the mode Platforms had by default before
+	// verify-full, kept for servers without a certificate one can check.
 	DatabaseTLSRequire DatabaseTLSMode = "require"
 	// DatabaseTLSVerifyFull connects with TLS and checks the server's
 	// certificate against a CA and its name against host.
@@ -547,16 +548,19 @@ type PlatformDatabase struct {
 
 // DatabaseTLS is how connections to the database server use TLS.
 type DatabaseTLS struct {
-	// mode: disable, require (the default: TLS, server certificate not
-	// checked) or verify-full (TLS, certificate checked against caSecretRef
-	// and host).
-	// +kubebuilder:default=require
+	// mode: verify-full (the default: TLS, the server's certificate
+	// checked against caSecretRef, or the operator's trusted authorities
+	// when it is unset, and its name against host), require (TLS, the
+	// certificate not checked: anyone on the path can pose as the server)
+	// or disable (no TLS).
+	// +kubebuilder:default=verify-full
 	// +optional
 	Mode DatabaseTLSMode `json:"mode,omitempty"`
 
 	// caSecretRef names a Secret in the Platform's namespace whose key
-	// ca.crt holds the PEM certificate authority of the server. Required
-	// for verify-full.
+	// ca.crt holds the PEM certificate authority of the server, for
+	// verify-full; unset, verify-full trusts the authorities of the
+	// operator's image (public CAs).
 	// +optional
 	CASecretRef *corev1.LocalObjectReference `json:"caSecretRef,omitempty"`
 }
@@ -568,15 +572,20 @@ type ComponentDatabase struct {
 	// +required
 	Enabled bool `json:"enabled"`
 
-	// name of the database. Defaults to <namespace>_<platform>_<component>, with
-	// every character other than a-z, 0-9 and _ replaced by _. Lower-case
-	// letters, digits and _, starting with a letter or _. Cannot change.
+	// name of the database. Defaults to <namespace>_<platform>_<component>
+	// with every character other than a-z, 0-9 and _ replaced by _, cut to
+	// fit, then _ and 12 hex digits of a digest of the three names (so
+	// that names that read alike, such as a-b/c and a/b-c, never share a
+	// database). Lower-case letters, digits and _, starting with a letter
+	// or _. Written into the spec when the Platform is created. Cannot
+	// change.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Name string `json:"name,omitempty"`
 
 	// user the component logs in as. Defaults to the database's name
-	// (shortened to 32 characters with a digest for mysql). Cannot change.
+	// (for mysql, when longer than 32 characters: cut, then _ and 12 hex
+	// digits of a digest of the name). Cannot change.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	User string `json:"user,omitempty"`

@@ -76,7 +76,8 @@ type Server struct {
 	// Username and Password of the admin.
 	Username, Password string
 	// TLSMode is disable, require or verify-full; CACert (PEM) is the
-	// authority verify-full checks the server's certificate against.
+	// authority verify-full checks the server's certificate against, the
+	// system's trusted authorities when empty.
 	TLSMode string
 	CACert  []byte
 	// Timeout bounds connecting; 5 s when zero.
@@ -87,42 +88,47 @@ type Server struct {
 func (s Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(int(s.Port))) }
 
 // TLSConfig is the client TLS configuration of the mode, nil for disable.
+// No mode is verify-full: the certificate is checked unless asked not to.
 func (s Server) TLSConfig() (*tls.Config, error) {
 	switch s.TLSMode {
 	case TLSDisable:
 		return nil, nil
-	case TLSVerifyFull:
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(s.CACert) {
-			return nil, errors.New("the CA Secret's ca.crt holds no PEM certificate")
+	case TLSVerifyFull, "":
+		var pool *x509.CertPool // nil: the system's authorities
+		if len(s.CACert) > 0 {
+			pool = x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(s.CACert) {
+				return nil, errors.New("the CA Secret's ca.crt holds no PEM certificate")
+			}
 		}
 		return &tls.Config{RootCAs: pool, ServerName: s.Host, MinVersion: tls.VersionTLS12}, nil
-	default: // require
+	case TLSRequire:
 		// Encrypted, the certificate not checked: what libpq's sslmode=require does.
 		return &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}, nil //nolint:gosec // the documented meaning of require
+	default:
+		return nil, fmt.Errorf("unknown TLS mode %q", s.TLSMode)
 	}
 }
 
 // Admin is a connection to a server as its admin.
 //
 // Ownership: every database and user kubeforge creates is recorded on the
-// server itself as created for owner (e.g. "Platform shop/acme"), in the
-// same step that creates it — PostgreSQL: a comment on the role, and the
-// database owned by that role; MySQL/MariaDB: a row in the table
-// kubeforge.claims. A database or user that exists without that record —
-// made by hand, by another tool, for another Platform — is never changed,
-// granted to, or dropped: Provision answers ReasonNameConflict. The record
-// lives on the server, so it holds across manager restarts, reinstalls and
-// lost status; a Platform deleted and created again under the same name
-// takes its database back.
+// server itself as created for owner (Owner.Record), in the same step that
+// creates it — PostgreSQL: a comment on the role, and the database owned by
+// that role; MySQL/MariaDB: a row in the table kubeforge.claims. A
+// database or user that exists without that record — made by hand, by
+// another tool, for another Platform, or for an earlier Platform of the
+// same name — is never changed, granted to, or dropped: Provision answers
+// ReasonNameConflict. The record lives on the server, so it holds across
+// manager restarts, reinstalls and lost status.
 type Admin interface {
 	// Provision makes database and user exist for owner, sets the user's
 	// password, and grants the user all privileges on database, and no one
 	// else any. It is idempotent.
-	Provision(ctx context.Context, database, user, password, owner string) error
+	Provision(ctx context.Context, database, user, password string, owner Owner) error
 	// Drop drops database and user if they exist and were created for
 	// owner; what was not is left alone.
-	Drop(ctx context.Context, database, user, owner string) error
+	Drop(ctx context.Context, database, user string, owner Owner) error
 	// Close closes the connection.
 	Close() error
 }
@@ -143,6 +149,32 @@ func Connect(ctx context.Context, s Server) (Admin, error) {
 		return connectPostgres(ctx, s, tlsConfig)
 	}
 	return nil, fmt.Errorf("unknown database engine %q", s.Engine)
+}
+
+// Owner is whom databases and users are recorded as created for.
+type Owner struct {
+	// Name says whom to people, in messages: "Platform shop/acme".
+	Name string
+	// Record is what the server records: Name and what makes it this
+	// owner alone (the API-server-assigned UIDs of the Platform and of
+	// the cluster), so that neither a later Platform of the same name nor
+	// one of another cluster sharing the server is taken for it.
+	Record string
+	// Formerly is a record an earlier kubeforge wrote for this owner,
+	// taken as its own and rewritten to Record; "" when none may be.
+	Formerly string
+}
+
+// holds reports whether a record on the server is owner's; legacy when
+// it is the earlier form, to be rewritten.
+func (o Owner) holds(record string) (mine, legacy bool) {
+	switch {
+	case record != "" && record == o.Record:
+		return true, false
+	case record != "" && record == o.Formerly:
+		return true, true
+	}
+	return false, false
 }
 
 // Error is a failure with the reason a condition reports.

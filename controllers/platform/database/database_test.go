@@ -82,7 +82,13 @@ func each(t *testing.T, f func(t *testing.T, s *testdb.Server)) {
 }
 
 // owner is whom the tests provision for.
-const owner = "Platform test/acme"
+var owner = platformOwner("test/acme", "uid-1", "cluster-1")
+
+// platformOwner is the owner a Platform of that namespace/name and UID in
+// that cluster is recorded as (as platform.DatabaseOwner makes it).
+func platformOwner(name, uid, cluster string) database.Owner {
+	return database.Owner{Name: "Platform " + name, Record: "Platform " + name + " uid=" + uid + " cluster=" + cluster}
+}
 
 func createTable(s *testdb.Server, user, password, db string) error {
 	return s.Exec(user, password, db, "CREATE TABLE t_"+user+" (id INT)", "INSERT INTO t_"+user+" VALUES (1)")
@@ -234,7 +240,7 @@ func TestConnectFailures(t *testing.T) {
 				ds.CACert = foreignCA(t)
 				return ds
 			}(), database.ReasonTLSFailed},
-			"no CA": {func() database.Server {
+			"no CA: the system's authorities, which did not sign it": {func() database.Server {
 				ds := admin(s, database.TLSVerifyFull)
 				ds.CACert = nil
 				return ds
@@ -356,7 +362,17 @@ func TestProvisionNeverTakesOver(t *testing.T) {
 		if err := s.Exec(s.AdminUser, s.AdminPassword, "", byHand...); err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []struct{ db, user string }{{"handmade", "handmade"}, {"handmade", "fresh_user"}, {"fresh_db", "handmade"}} {
+		cases := []struct{ db, user string }{{"handmade", "handmade"}, {"handmade", "fresh_user"}, {"fresh_db", "handmade"}}
+		if s.Engine == testdb.MariaDB {
+			// A name is a user at whatever host: one made for localhost
+			// only is someone's all the same.
+			if err := s.Exec(s.AdminUser, s.AdminPassword, "", "CREATE USER 'local_only'@'localhost' IDENTIFIED BY 'theirs'"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Exec(s.AdminUser, s.AdminPassword, "", "DROP USER 'local_only'@'localhost'") })
+			cases = append(cases, struct{ db, user string }{"fresh_db", "local_only"})
+		}
+		for _, c := range cases {
 			err := a.Provision(ctx, c.db, c.user, "kubeforges-password", owner)
 			if database.Reason(err) != database.ReasonNameConflict {
 				t.Fatalf("provisioning %s/%s over what a user made: %v, want NameConflict", c.db, c.user, err)
@@ -374,23 +390,24 @@ func TestProvisionNeverTakesOver(t *testing.T) {
 		}
 
 		// Another Platform's database, seen from a new connection.
-		if err := a.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-1", "Platform shop/acme"); err != nil {
+		shop, other := platformOwner("shop/acme", "uid-shop", "cluster-1"), platformOwner("other/acme", "uid-other", "cluster-1")
+		if err := a.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-1", shop); err != nil {
 			t.Fatal(err)
 		}
 		b := connect(t, admin(s, database.TLSDisable))
-		if err := b.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-2", "Platform other/acme"); database.Reason(err) != database.ReasonNameConflict {
+		if err := b.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-2", other); database.Reason(err) != database.ReasonNameConflict {
 			t.Fatalf("another Platform's database: %v, want NameConflict", err)
 		}
-		if err := b.Drop(ctx, "shop_acme_api", "shop_acme_api", "Platform other/acme"); err != nil {
+		if err := b.Drop(ctx, "shop_acme_api", "shop_acme_api", other); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Exec("shop_acme_api", "pw-1", "shop_acme_api", "SELECT 1"); err != nil {
 			t.Fatalf("another Platform's drop or provision touched it: %v", err)
 		}
-		if err := b.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-3", "Platform shop/acme"); err != nil {
+		if err := b.Provision(ctx, "shop_acme_api", "shop_acme_api", "pw-3", shop); err != nil {
 			t.Fatalf("its own Platform, after a restart: %v", err)
 		}
-		if err := b.Drop(ctx, "shop_acme_api", "shop_acme_api", "Platform shop/acme"); err != nil {
+		if err := b.Drop(ctx, "shop_acme_api", "shop_acme_api", shop); err != nil {
 			t.Fatal(err)
 		}
 		dbs, _ = s.Databases()
@@ -399,6 +416,70 @@ func TestProvisionNeverTakesOver(t *testing.T) {
 		}
 		_ = s.Exec(s.AdminUser, s.AdminPassword, "", "DROP DATABASE handmade", "DROP DATABASE elsewhere")
 		_ = s.Exec(s.AdminUser, s.AdminPassword, "", map[string]string{testdb.MariaDB: "DROP USER 'handmade'@'%'", testdb.PostgreSQL: "DROP ROLE handmade"}[s.Engine])
+	})
+}
+
+// The record names the Platform by its UID and the cluster by its own: a
+// Platform created later under the same name, or one of another cluster
+// sharing the server, is not the owner. A record of the earlier form (the
+// name alone) is taken, and rewritten, only when the owner says it may be
+// (a Platform made before the ownership key).
+func TestOwnerRecordsCarryThePlatformsAndTheClustersIdentity(t *testing.T) {
+	each(t, func(t *testing.T, s *testdb.Server) {
+		ctx := context.Background()
+		a := connect(t, admin(s, database.TLSDisable))
+		first := platformOwner("shop/acme", "uid-first", "cluster-1")
+		if err := a.Provision(ctx, "rec_api", "rec_api", "pw-1", first); err != nil {
+			t.Fatal(err)
+		}
+		for what, o := range map[string]database.Owner{
+			"a Platform of the same name created later": platformOwner("shop/acme", "uid-later", "cluster-1"),
+			"the same Platform name and UID in another cluster": platformOwner("shop/acme", "uid-first", "cluster-2"),
+			"a record of the earlier form, the name alone":      {Name: "Platform shop/acme", Record: "Platform shop/acme"},
+		} {
+			if err := a.Provision(ctx, "rec_api", "rec_api", "pw-2", o); database.Reason(err) != database.ReasonNameConflict {
+				t.Errorf("%s: %v, want NameConflict", what, err)
+			}
+			if err := a.Drop(ctx, "rec_api", "rec_api", o); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Exec("rec_api", "pw-1", "rec_api", "SELECT 1"); err != nil {
+				t.Fatalf("%s changed or dropped the owner's: %v", what, err)
+			}
+		}
+		if err := a.Drop(ctx, "rec_api", "rec_api", first); err != nil {
+			t.Fatal(err)
+		}
+
+		// What an earlier kubeforge recorded: the name alone.
+		legacy := database.Owner{Name: "Platform shop/old", Record: "Platform shop/old"}
+		if err := a.Provision(ctx, "old_api", "old_api", "pw-1", legacy); err != nil {
+			t.Fatal(err)
+		}
+		now := platformOwner("shop/old", "uid-old", "cluster-1")
+		if err := a.Provision(ctx, "old_api", "old_api", "pw-2", now); database.Reason(err) != database.ReasonNameConflict {
+			t.Fatalf("an earlier record taken without leave: %v, want NameConflict", err)
+		}
+		now.Formerly = legacy.Record
+		if err := a.Provision(ctx, "old_api", "old_api", "pw-2", now); err != nil {
+			t.Fatalf("the earlier record with leave: %v", err)
+		}
+		now.Formerly = ""
+		if err := a.Provision(ctx, "old_api", "old_api", "pw-3", now); err != nil {
+			t.Fatalf("the record was not rewritten to the new form: %v", err)
+		}
+		if err := a.Provision(ctx, "old_api", "old_api", "pw-4", legacy); database.Reason(err) != database.ReasonNameConflict {
+			t.Fatalf("the earlier form still holds after the rewrite: %v", err)
+		}
+		if err := s.Exec("old_api", "pw-3", "old_api", "SELECT 1"); err != nil {
+			t.Fatalf("the owner's login: %v", err)
+		}
+		if err := a.Drop(ctx, "old_api", "old_api", now); err != nil {
+			t.Fatal(err)
+		}
+		if dbs, _ := s.Databases(); slices.Contains(dbs, "old_api") {
+			t.Fatal("the owner's drop left the database")
+		}
 	})
 }
 

@@ -121,30 +121,37 @@ func (a *mysqlAdmin) claimOf(ctx context.Context, kind, name string) (string, er
 // claim records kind/name as owner's, unless it exists without a claim
 // (made by someone else) or is another owner's: then NameConflict. A
 // claim is written before the object is created, so a crash in between
-// leaves a claim for an object that is created on the next try.
-func (a *mysqlAdmin) claim(ctx context.Context, kind, name, owner, existsQuery, fix string) error {
+// leaves a claim for an object that is created on the next try. A claim
+// in owner's earlier form is rewritten.
+func (a *mysqlAdmin) claim(ctx context.Context, kind, name string, owner Owner, existsQuery, fix string) error {
 	held, err := a.claimOf(ctx, kind, name)
 	if err != nil {
 		return err
 	}
-	if held == owner {
-		return nil
-	}
 	what := "the " + kind + " " + name
-	if held != "" {
-		return conflict(what, owner, fix)
+	switch mine, legacy := owner.holds(held); {
+	case mine && legacy:
+		if _, err := a.db.ExecContext(ctx, "UPDATE "+QuoteMySQLIdentifier(ClaimsDatabase)+".claims SET owner = ? WHERE kind = ? AND name = ? AND owner = ?",
+			owner.Record, kind, name, held); err != nil {
+			return &Error{Reason: classify(err), Err: fmt.Errorf("recording %s as %s's: %w", what, owner.Name, err)}
+		}
+		return nil
+	case mine:
+		return nil
+	case held != "":
+		return conflict(what, owner.Name, fix)
 	}
 	var one int
 	switch err := a.db.QueryRowContext(ctx, existsQuery, name).Scan(&one); {
 	case err == nil:
-		return conflict(what, owner, fix)
+		return conflict(what, owner.Name, fix)
 	case !errors.Is(err, sql.ErrNoRows):
 		return &Error{Reason: classify(err), Err: err}
 	}
-	if _, err := a.db.ExecContext(ctx, "INSERT INTO "+QuoteMySQLIdentifier(ClaimsDatabase)+".claims (kind, name, owner) VALUES (?, ?, ?)", kind, name, owner); err != nil {
+	if _, err := a.db.ExecContext(ctx, "INSERT INTO "+QuoteMySQLIdentifier(ClaimsDatabase)+".claims (kind, name, owner) VALUES (?, ?, ?)", kind, name, owner.Record); err != nil {
 		var my *mysql.MySQLError
 		if errors.As(err, &my) && my.Number == 1062 { // duplicate key: claimed meanwhile
-			return conflict(what, owner, fix)
+			return conflict(what, owner.Name, fix)
 		}
 		return &Error{Reason: classify(err), Err: err}
 	}
@@ -152,11 +159,13 @@ func (a *mysqlAdmin) claim(ctx context.Context, kind, name, owner, existsQuery, 
 }
 
 const (
-	userExists     = "SELECT 1 FROM mysql.user WHERE User = ? AND Host = '%'"
+	// A user is a name at any host: 'app'@'localhost' made by hand makes
+	// the name someone else's, though kubeforge's would be 'app'@'%'.
+	userExists     = "SELECT 1 FROM mysql.user WHERE User = ? LIMIT 1"
 	databaseExists = "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?"
 )
 
-func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password, owner string) error {
+func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password string, owner Owner) error {
 	if err := checkProvision(database, user, password, a.self); err != nil {
 		return err
 	}
@@ -207,7 +216,7 @@ func NativePasswordHash(password string) string {
 	return "*" + strings.ToUpper(hex.EncodeToString(second[:]))
 }
 
-func (a *mysqlAdmin) Drop(ctx context.Context, database, user, owner string) error {
+func (a *mysqlAdmin) Drop(ctx context.Context, database, user string, owner Owner) error {
 	if err := checkIdentifier("database", database); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
@@ -221,7 +230,7 @@ func (a *mysqlAdmin) Drop(ctx context.Context, database, user, owner string) err
 	claims := QuoteMySQLIdentifier(ClaimsDatabase) + ".claims"
 	if held, err := a.claimOf(ctx, "database", database); err != nil {
 		return err
-	} else if held == owner {
+	} else if mine, _ := owner.holds(held); mine {
 		if _, err := a.db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+QuoteMySQLIdentifier(database)); err != nil {
 			return &Error{Reason: classify(err), Err: fmt.Errorf("dropping database %s: %w", database, err)}
 		}
@@ -231,7 +240,7 @@ func (a *mysqlAdmin) Drop(ctx context.Context, database, user, owner string) err
 	}
 	if held, err := a.claimOf(ctx, "user", user); err != nil {
 		return err
-	} else if held == owner {
+	} else if mine, _ := owner.holds(held); mine {
 		if _, err := a.db.ExecContext(ctx, "DROP USER IF EXISTS ?@'%'", user); err != nil {
 			return &Error{Reason: classify(err), Err: fmt.Errorf("dropping user %s: %w", user, err)}
 		}

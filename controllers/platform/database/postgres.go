@@ -24,6 +24,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -108,7 +109,17 @@ func (a *postgresAdmin) databaseOwner(ctx context.Context, database string) (boo
 	return true, owner, nil
 }
 
-func (a *postgresAdmin) Provision(ctx context.Context, database, user, password, owner string) error {
+// ownedRole reports whether comment records owner (legacy: in its
+// earlier form).
+func ownedRole(comment string, owner Owner) (mine, legacy bool) {
+	record, ok := strings.CutPrefix(comment, ownerComment(""))
+	if !ok {
+		return false, false
+	}
+	return owner.holds(record)
+}
+
+func (a *postgresAdmin) Provision(ctx context.Context, database, user, password string, owner Owner) error {
 	if err := checkProvision(database, user, password, a.self); err != nil {
 		return err
 	}
@@ -116,15 +127,21 @@ func (a *postgresAdmin) Provision(ctx context.Context, database, user, password,
 	if err != nil {
 		return err
 	}
-	if roleExists && comment != ownerComment(owner) {
-		return conflict("the user "+user, owner, "drop it, or name another in components[].database.user")
+	mine, legacy := ownedRole(comment, owner)
+	if roleExists && !mine {
+		return conflict("the user "+user, owner.Name, "drop it, or name another in components[].database.user")
 	}
 	dbExists, dbOwner, err := a.databaseOwner(ctx, database)
 	if err != nil {
 		return err
 	}
 	if dbExists && (!roleExists || dbOwner != user) {
-		return conflict("the database "+database, owner, "drop it, or name another in components[].database.name")
+		return conflict("the database "+database, owner.Name, "drop it, or name another in components[].database.name")
+	}
+	if legacy {
+		if err := a.execf(ctx, "recording "+user+" as "+owner.Name+"'s", "COMMENT ON ROLE %I IS %L", user, ownerComment(owner.Record)); err != nil {
+			return err
+		}
 	}
 	// The server gets the SCRAM verifier, never the password: a statement
 	// log (log_statement = all) or pg_stat_statements shows nothing to log
@@ -139,7 +156,7 @@ func (a *postgresAdmin) Provision(ctx context.Context, database, user, password,
 		// One simple-protocol query: the role and the record that it is
 		// ours commit together, or neither does.
 		err = a.execf(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L; COMMENT ON ROLE %I IS %L",
-			user, verifier, user, ownerComment(owner))
+			user, verifier, user, ownerComment(owner.Record))
 	}
 	if err != nil {
 		return err
@@ -174,7 +191,7 @@ func (a *postgresAdmin) Provision(ctx context.Context, database, user, password,
 	return a.execf(ctx, "granting "+user+" its database", "GRANT ALL PRIVILEGES ON DATABASE %I TO %I", database, user)
 }
 
-func (a *postgresAdmin) Drop(ctx context.Context, database, user, owner string) error {
+func (a *postgresAdmin) Drop(ctx context.Context, database, user string, owner Owner) error {
 	if err := checkIdentifier("database", database); err != nil {
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
@@ -185,7 +202,7 @@ func (a *postgresAdmin) Drop(ctx context.Context, database, user, owner string) 
 	if err != nil {
 		return err
 	}
-	if !roleExists || comment != ownerComment(owner) {
+	if mine, _ := ownedRole(comment, owner); !roleExists || !mine {
 		return nil // not ours (or gone): neither it nor a database it would own is dropped
 	}
 	dbExists, dbOwner, err := a.databaseOwner(ctx, database)
