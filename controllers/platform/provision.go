@@ -28,6 +28,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -200,6 +202,18 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 				// Only a recheck of what is ready: nothing to say meanwhile.
 				o.ready, o.reason = true, ReasonProvisioned
 				o.message = fmt.Sprintf("%d database(s) on %s", len(o.components), server.Addr())
+				return o, nil
+			}
+			if prev := meta.FindStatusCondition(p.Status.Conditions, appsv1alpha1.DatabaseConditionType); prev != nil &&
+				prev.Status == metav1.ConditionFalse && prev.Reason != ReasonProvisioning {
+				// A retry after a failure: the failure stands until the retry
+				// ends (no flapping to Provisioning and back, no write).
+				o.reason, o.message = prev.Reason, strings.TrimPrefix(prev.Message, dbFailsPrefix)
+				for _, c := range need {
+					if !o.components[c.Name].ready {
+						o.components[c.Name] = dbState{message: o.message}
+					}
+				}
 				return o, nil
 			}
 			o.pending = true

@@ -23,10 +23,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -73,6 +75,9 @@ type Reconciler struct {
 	Background *engine.Background
 
 	memo provisionMemo
+	// warned is the PodSecurity Warning last recorded per Platform (its
+	// UID and the message).
+	warned sync.Map
 }
 
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms,verbs=get;list;watch
@@ -108,6 +113,11 @@ func (r *Reconciler) types() engine.Types { return Types(r.CertManager) }
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &appsv1alpha1.Platform{}
 	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Gone: what was kept for it goes too.
+			r.warned.Delete(req.NamespacedName)
+			r.Background.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	// The webhook's rules run here too, so a Platform admitted without
@@ -222,7 +232,14 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 		}
 	}
 	if len(o.unsetPodSecurity) > 0 && !podSecurityReported(p, o.unsetPodSecurity) {
-		r.Engine.Warn(p, ReasonPodSecurityUnset, "PodSecurity", "%s", podSecurityUnsetMessage(o.unsetPodSecurity))
+		// The status says it once written; until then (a reconcile that
+		// reads the Platform before its status write reaches the cache),
+		// what this manager already warned of.
+		msg := podSecurityUnsetMessage(o.unsetPodSecurity)
+		now := string(p.UID) + " " + msg
+		if was, loaded := r.warned.Swap(client.ObjectKeyFromObject(p), now); !loaded || was != now {
+			r.Engine.Warn(p, ReasonPodSecurityUnset, "PodSecurity", "%s", msg)
+		}
 	}
 
 	// The generated Secrets before the components that reference them.

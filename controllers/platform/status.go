@@ -121,6 +121,9 @@ func podSecurityReported(p *appsv1alpha1.Platform, names []string) bool {
 	return c != nil && c.Status == metav1.ConditionFalse && c.Message == podSecurityUnsetMessage(names)
 }
 
+// dbFailsPrefix opens the DatabaseReady message of a failure.
+const dbFailsPrefix = "The database server fails; components with a database are not started until it works, the others go on: "
+
 // computeStatus sets p.Status from the plan and the observed workloads.
 // p is defaulted.
 func computeStatus(p *appsv1alpha1.Platform, o observed) {
@@ -177,7 +180,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 	if o.db.configured {
 		msg := o.db.message
 		if !o.db.ready && !o.db.pending {
-			msg = "The database server fails; components with a database are not started until it works, the others go on: " + msg
+			msg = dbFailsPrefix + msg
 		}
 		set(appsv1alpha1.DatabaseConditionType, o.db.ready, o.db.reason, msg)
 	} else {

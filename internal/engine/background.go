@@ -122,13 +122,13 @@ func (b *Background) Do(obj client.Object, fingerprint string, work func(context
 	return nil, false
 }
 
-// Forget drops what is known of obj's work (obj is gone): a running piece
-// ends on its own and its result is dropped.
-func (b *Background) Forget(obj client.Object) {
+// Forget drops what is known of the work of the object key names (it is
+// gone). A piece still running ends on its own; its end brings the key
+// back, which forgets it then.
+func (b *Background) Forget(key types.NamespacedName) {
 	b.init()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if t := b.tasks[key]; t != nil && t.done {
 		delete(b.tasks, key)
 	}

@@ -95,6 +95,20 @@ func TestBackgroundIsFairBetweenNamespaces(t *testing.T) {
 	}
 	running := make(chan struct{}, 10)
 	b.Do(obj("mallory", "hang-0"), "v1", nil) // still running: nothing new
+	// Wait until mallory's work holds what it can: her namespace's slots.
+	holding := func() (ns, all int) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.perNS["mallory"]), len(b.all)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if ns, _ := holding(); ns == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if ns, all := holding(); ns != 2 || all != 2 {
+		t.Fatalf("mallory's 10 silent pieces hold %d of her namespace's slots and %d of all, want 2 and 2", ns, all)
+	}
 	o := obj("alice", "shop")
 	b.Do(o, "v1", func(context.Context) any { running <- struct{}{}; return "done" })
 	select {
@@ -105,9 +119,7 @@ func TestBackgroundIsFairBetweenNamespaces(t *testing.T) {
 	if res := waitResult(t, b, o, "v1"); res != "done" {
 		t.Errorf("result %v", res)
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if n := len(b.perNS["mallory"]); n != 2 {
-		t.Errorf("mallory holds %d slots, want her namespace's 2", n)
+	if ns, _ := holding(); ns != 2 {
+		t.Errorf("mallory holds %d slots, want her namespace's 2", ns)
 	}
 }
