@@ -35,7 +35,7 @@ help: ## Show the targets.
 manifests: ## Generate CRDs, RBAC and webhook configurations from the code markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crddocs config/crd/bases/*.yaml
-	go run ./hack/policygen config/policy/owner-record.yaml
+	go run ./hack/policygen config/policy
 
 .PHONY: proto
 proto: ## Regenerate the gRPC code in internal/apiserver/idev1 and seedpb from api/proto (buf and the protoc plugins, from hack/proto/go.mod).

@@ -28,8 +28,9 @@ for f in config/crd/bases/*.yaml; do
 done
 check "$tmp/rbac/role.yaml" config/rbac/role.yaml
 check "$tmp/webhook/manifests.yaml" config/webhook/manifests.yaml
-go run ./hack/policygen "$tmp/owner-record.yaml"
+go run ./hack/policygen "$tmp"
 check "$tmp/owner-record.yaml" config/policy/owner-record.yaml
+check "$tmp/references.yaml" config/policy/references.yaml
 
 for f in $(git ls-files 'api/**/zz_generated.deepcopy.go'); do
   dir=$(dirname "$f")

@@ -294,8 +294,8 @@ func main() {
 	anonymousIngress := flag.Bool("workspace-allow-anonymous-ingress", false,
 		"Allow a Workspace with auth.mode None to have an Ingress: anyone who reaches its host gets a shell in the IDE.")
 	ensurePolicy := flag.Bool("ensure-admission-policy", false,
-		"Create or update the ValidatingAdmissionPolicy kubeforge-owner-record and its binding at start (under OLM, whose "+
-			"bundle cannot carry them; kustomize installs ship them in config/policy).")
+		"Create or update the ValidatingAdmissionPolicies kubeforge-owner-record and kubeforge-references-<kind> and their bindings "+
+			"at start (under OLM, whose bundle cannot carry them; kustomize installs ship them in config/policy).")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -477,7 +477,8 @@ func inCluster() bool { return os.Getenv("KUBERNETES_SERVICE_HOST") != "" }
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;create;update;patch
 
-// ensureAdmissionPolicy applies the owner-record policy and its binding.
+// ensureAdmissionPolicy applies the admission policies and their
+// bindings: the owner record's and the references' (admit.Policies).
 func ensureAdmissionPolicy(cfg *rest.Config, sch *runtime.Scheme) error {
 	c, err := client.New(cfg, client.Options{Scheme: sch})
 	if err != nil {
@@ -485,10 +486,10 @@ func ensureAdmissionPolicy(cfg *rest.Config, sch *runtime.Scheme) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := admit.EnsureOwnerRecordPolicy(ctx, c); err != nil {
+	if err := admit.EnsurePolicies(ctx, c); err != nil {
 		return err
 	}
-	setupLog.Info("Applied the admission policy", "policy", admit.OwnerRecordPolicyName)
+	setupLog.Info("Applied the admission policies", "count", len(admit.Policies())/2)
 	return nil
 }
 

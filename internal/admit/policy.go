@@ -38,6 +38,7 @@ import (
 // changes it, metadata-only patches included. It ships in config/policy
 // (kustomize, generated from here by `make manifests`); under OLM, whose
 // bundle cannot carry one, the manager creates it (--ensure-admission-policy).
+// The references' policies are in referencepolicy.go.
 
 // OwnerRecordPolicyName names the policy and its binding.
 const OwnerRecordPolicyName = "kubeforge-owner-record"
@@ -112,11 +113,17 @@ func sortRules(rules []admissionregistrationv1.NamedRuleWithOperations) {
 	})
 }
 
-// EnsureOwnerRecordPolicy creates or updates the policy and its binding
-// with server-side apply (the manager under OLM).
-func EnsureOwnerRecordPolicy(ctx context.Context, c client.Client) error {
+// Policies are the ValidatingAdmissionPolicies kubeforge ships and their
+// bindings: the owner record's, and each kind's references'.
+func Policies() []client.Object {
 	policy, binding := OwnerRecordPolicy()
-	for _, obj := range []client.Object{policy, binding} {
+	return append([]client.Object{policy, binding}, ReferencePolicies()...)
+}
+
+// EnsurePolicies creates or updates every policy and binding with
+// server-side apply (the manager under OLM).
+func EnsurePolicies(ctx context.Context, c client.Client) error {
+	for _, obj := range Policies() {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
 			return err

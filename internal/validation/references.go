@@ -157,12 +157,7 @@ func walk(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out 
 			}
 		}
 	case reflect.String:
-		kind := tagKind
-		if kind == "" && (serviceAccount.MatchString(goName) || serviceAccount.MatchString(jsonName) ||
-			claimName.MatchString(jsonName) || resourceClaim.MatchString(jsonName) || claimTemplate.MatchString(jsonName)) {
-			kind = kindByName(goName, jsonName)
-		}
-		if kind != "" && v.String() != "" {
+		if kind := stringKind(goName, jsonName, tagKind); kind != "" && v.String() != "" {
 			*out = append(*out, Reference{Kind: kind, Name: v.String(), Path: p})
 		}
 	case reflect.Struct:
@@ -172,22 +167,8 @@ func walk(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out 
 
 func walkStruct(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out *[]Reference) {
 	t := v.Type()
-	if rule, ok := typeRules[t]; ok || tagKind != "" || (refSuffix.MatchString(goName) && hasNameField(t)) {
-		kind, nameField := rule.kind, rule.nameField
-		if !ok {
-			kind, nameField = tagKind, "Name"
-			if kind == "" {
-				kind = kindByName(goName, jsonName)
-			}
-		}
-		switch t {
-		case localObjectReference:
-			kind = tagKind
-			if kind == "" {
-				kind = kindByName(goName, jsonName)
-			}
-		case reflect.TypeFor[corev1.TypedLocalObjectReference](), reflect.TypeFor[corev1.TypedObjectReference](),
-			reflect.TypeFor[corev1.ObjectReference]():
+	if kind, nameField, dynamic, ok := structKind(t, goName, jsonName, tagKind); ok {
+		if dynamic {
 			kind = v.FieldByName("Kind").String()
 		}
 		ref := Reference{Kind: kind, Name: v.FieldByName(nameField).String(), Path: p.Child(jsonOf(t, nameField))}
@@ -205,31 +186,13 @@ func walkStruct(v reflect.Value, p *field.Path, goName, jsonName, tagKind string
 			*out = append(*out, ref)
 		}
 	}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, inline := jsonName0(f)
-		if name == "-" {
-			continue
-		}
+	eachField(t, func(f reflect.StructField, name string, inline bool, tk string) {
 		fp := p
 		if !inline {
 			fp = p.Child(name)
 		}
-		if _, isRule := typeRules[t]; isRule && f.Name == typeRules[t].nameField {
-			continue // the reference itself, reported above
-		}
-		if f.Anonymous && f.Type == localObjectReference {
-			continue // the name of the selector around it, reported above
-		}
-		tk := ""
-		if tag, ok := f.Tag.Lookup("kubeforge"); ok {
-			tk, _ = strings.CutPrefix(tag, "ref=")
-		}
-		walk(v.Field(i), fp, f.Name, name, tk, out)
-	}
+		walk(v.FieldByIndex(f.Index), fp, f.Name, name, tk, out)
+	})
 }
 
 func hasNameField(t reflect.Type) bool {

@@ -269,3 +269,40 @@ func (f *filler) marker(at place) string {
 }
 
 var _ = ptr.To[int]
+
+// Sites (the walker over types, from which the API server's own policy is
+// made) finds exactly where References (the walker over values, which the
+// webhooks use) finds references, in every kind's spec filled in full.
+func TestSitesAreWhereReferencesAre(t *testing.T) {
+	index := regexp.MustCompile(`\[[^\]]*\]`)
+	for _, spec := range []any{appsv1alpha1.PodSetSpec{}, appsv1alpha1.PlatformSpec{}, networkingv1alpha1.BalancerSpec{},
+		idev1alpha1.WorkspaceSpec{}, clusterv1alpha1.KubernetesClusterSpec{}} {
+		t.Run(reflect.TypeOf(spec).Name(), func(t *testing.T) {
+			f := &filler{paths: map[string]place{}}
+			v := reflect.New(reflect.TypeOf(spec)).Elem()
+			f.fill(v, "spec", "", 0)
+			byValue := map[string]bool{}
+			for _, r := range References(v.Interface(), field.NewPath("spec")) {
+				byValue[strings.TrimPrefix(index.ReplaceAllString(r.Path.String(), "[*]"), "spec.")] = true
+			}
+			byType := map[string]bool{}
+			for _, s := range Sites(reflect.TypeOf(spec)) {
+				byType[s.String()] = true
+			}
+			for p := range byValue {
+				if !byType[p] {
+					t.Errorf("References finds %s, Sites does not", p)
+				}
+			}
+			for p := range byType {
+				if !byValue[p] {
+					t.Errorf("Sites finds %s, References does not", p)
+				}
+			}
+			if len(byType) == 0 && reflect.TypeOf(spec).Name() != "BalancerSpec" {
+				t.Error("no sites")
+			}
+			t.Logf("%d sites", len(byType))
+		})
+	}
+}

@@ -200,6 +200,10 @@ spec:
 
 		By("the owner record holds without the webhooks: the manager applied the policy an OLM bundle cannot carry")
 		Expect(get("default", "validatingadmissionpolicybinding/kubeforge-owner-record", "{.spec.policyName}")).To(Equal("kubeforge-owner-record"))
+		for _, r := range []string{"podsets", "platforms", "workspaces", "kubernetesclusters"} {
+			Expect(get("default", "validatingadmissionpolicybinding/kubeforge-references-"+r, "{.spec.policyName}")).To(Equal("kubeforge-references-"+r),
+				"the references policies too, so that references are checked without the webhooks")
+		}
 		err = k8sClient.Patch(ctx, ps, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"kubeforge.io/owner":"someone-else"}}}`)))
 		Expect(err).NotTo(HaveOccurred(), "the mutating webhook keeps the record as it was")
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -117,12 +119,15 @@ func tenants() {
 		Type: corev1.SecretTypeSSHAuth, StringData: map[string]string{corev1.SSHAuthPrivateKey: "not a real key"}}))).To(Succeed())
 }
 
-// refusedAt asserts that err is a field error at path.
+// refusedAt asserts that err is a field error at path: the webhook's,
+// or the API server's own references policy's, which names the field
+// with [*] for every list index (the policy runs first where both are
+// installed).
 func refusedAt(err error, path string) {
 	GinkgoHelper()
 	Expect(err).To(HaveOccurred(), "admitted; want a field error at %s", path)
 	Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
-	Expect(err.Error()).To(ContainSubstring(path))
+	Expect(err.Error()).To(Or(ContainSubstring(path), ContainSubstring(regexp.MustCompile(`\[\d+\]`).ReplaceAllString(path, "[*]"))))
 }
 
 func tenantPodSet(name string, mutate func(*corev1.PodSpec)) *appsv1alpha1.PodSet {
@@ -194,6 +199,37 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 						LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "token"}}}}}},
 			}}}}
 		refusedAt(mallory.Create(ctx, p), "spec.components[0].hooks.bootstrap.env[0].valueFrom.secretKeyRef.name")
+	})
+
+	It("reads a Secret through a Platform hook's env with kubeforge's webhook configurations deleted: refused by the API server's own policy", func() {
+		// The webhook configurations, taken away as a broken install or a
+		// careless admin would, and put back as they were (CA bundle and all).
+		hooks := []client.Object{&admissionregistrationv1.ValidatingWebhookConfiguration{}, &admissionregistrationv1.MutatingWebhookConfiguration{}}
+		for i, name := range []string{"kubeforge-validating-webhook-configuration", "kubeforge-mutating-webhook-configuration"} {
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Name: name}, hooks[i])).To(Succeed())
+		}
+		for _, h := range hooks {
+			Expect(k8sClient.Delete(ctx, h.DeepCopyObject().(client.Object))).To(Succeed())
+		}
+		DeferCleanup(func() {
+			for _, h := range hooks {
+				h.SetResourceVersion("")
+				h.SetUID("")
+				h.SetManagedFields(nil)
+				h.SetCreationTimestamp(metav1.Time{})
+				Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, h))).To(Succeed())
+			}
+		})
+		p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "hook-env-no-webhook", Namespace: tenancyNS},
+			Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
+				Name: "api", Image: echoImage, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+				Hooks: &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"sh", "-c", "echo $T"},
+					Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "token"}}}}}},
+			}}}}
+		err := mallory.Create(ctx, p)
+		refusedAt(err, "spec.components[*].hooks.bootstrap.env[*].valueFrom.secretKeyRef.name")
+		Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy 'kubeforge-references-platforms'"))
 	})
 
 	It("swaps the image beside a Secret reference already on alice's PodSet: refused; a replicas change is not", func() {

@@ -1,0 +1,170 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
+)
+
+// These specs run the API server with the CRDs and kubeforge's
+// ValidatingAdmissionPolicies, and no webhook at all: what they refuse,
+// the API server refuses by itself.
+
+var (
+	env  *testenv.Env
+	ctx  = context.Background()
+	made int
+)
+
+func TestPolicies(t *testing.T) {
+	testenv.Run(t, testenv.Suite{
+		Name:    "kubeforge's admission policies (no webhooks)",
+		Options: testenv.Options{CRDs: true},
+		Setup: func(ctx context.Context, e *testenv.Env) error {
+			env = e
+			return admit.EnsurePolicies(ctx, e.Client)
+		},
+	})
+}
+
+const ns = "default"
+
+func object(apiVersion, kind, name, spec string) *unstructured.Unstructured {
+	u, err := testenv.Object(apiVersion, kind, ns, name, spec)
+	Expect(err).NotTo(HaveOccurred())
+	return u
+}
+
+// refused expects err to be the policy's refusal naming the field.
+func refused(err error, field string) {
+	GinkgoHelper()
+	Expect(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)).To(BeTrue(), "want the policy's refusal, got %v", err)
+	Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy"))
+	Expect(err.Error()).To(ContainSubstring(field))
+}
+
+var _ = Describe("The references policies", Ordered, func() {
+	var mallory client.Client
+	kinds := []string{"podsets", "platforms", "balancers", "workspaces", "kubernetesclusters"}
+
+	BeforeAll(func() {
+		for _, name := range []string{"malloryssecret", "alicessecret"} {
+			Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
+		}
+		var err error
+		mallory, err = env.As(ctx, "mallory", ns,
+			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io", "networking.kubeforge.io", "ide.kubeforge.io", "cluster.kubeforge.io"},
+				Resources: kinds, Verbs: []string{"create", "get", "update", "patch"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"malloryssecret"}, Verbs: []string{"get"}})
+		Expect(err).NotTo(HaveOccurred())
+		// The API server loads the policies a moment after they are made.
+		Eventually(func() error {
+			return mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "probe",
+				`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}`))
+		}).Should(MatchError(ContainSubstring("ValidatingAdmissionPolicy")), "the policies never took effect")
+	})
+
+	DescribeTable("should refuse a reference the requester may not use and admit one they may, without any webhook",
+		func(apiVersion, kind, field, spec string) {
+			made++
+			name := fmt.Sprintf("refs-%s-%d", kindName(kind), made)
+			refused(mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "alicessecret"))), field)
+			Expect(mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "malloryssecret")))).To(Succeed())
+		},
+		Entry("a PodSet's container env", "apps.kubeforge.io/v1alpha1", "PodSet", "spec.template.spec.containers[*].env[*].valueFrom.secretKeyRef.name",
+			`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":%q,"key":"k"}}}]}]}}}`),
+		Entry("a PodSet's volume", "apps.kubeforge.io/v1alpha1", "PodSet", "spec.template.spec.volumes[*].secret.secretName",
+			`{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],"volumes":[{"name":"v","secret":{"secretName":%q}}]}}}`),
+		Entry("a Platform component's bootstrap hook env", "apps.kubeforge.io/v1alpha1", "Platform", "spec.components[*].hooks.bootstrap.env[*].valueFrom.secretKeyRef.name",
+			`{"imageRepository":"r.example.com/a","version":"1","components":[{"name":"api","hooks":{"bootstrap":{"command":["true"],"env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":%q,"key":"k"}}}]}}}]}`),
+		Entry("a Platform's database admin Secret", "apps.kubeforge.io/v1alpha1", "Platform", "spec.database.adminSecretRef.name",
+			`{"imageRepository":"r.example.com/a","version":"1","database":{"engine":"mysql","host":"db.example.com","adminSecretRef":{"name":%q}},"components":[{"name":"api"}]}`),
+		Entry("a Workspace's env", "ide.kubeforge.io/v1alpha1", "Workspace", "spec.env[*].valueFrom.secretKeyRef.name",
+			`{"user":"mallory","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":%q,"key":"k"}}}]}`),
+		Entry("a KubernetesCluster's SSH key", "cluster.kubeforge.io/v1alpha1", "KubernetesCluster", "spec.sshSecretRef.name",
+			`{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":%q}}`),
+	)
+
+	It("should refuse a ServiceAccount the requester may neither run pods as nor impersonate, and admit default", func() {
+		spec := `{"template":{"spec":{"serviceAccountName":%q,"containers":[{"name":"app","image":"nginx"}]}}}`
+		err := mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "sa", fmt.Sprintf(spec, "deployer")))
+		refused(err, "spec.template.spec.serviceAccountName")
+		Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy '" + admit.ReferencePolicyName("podsets") + "'"))
+		Expect(mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "sa", fmt.Sprintf(spec, "default")))).To(Succeed())
+	})
+
+	It("should recheck every reference when someone else changes the spec, but not for a harmless field or metadata", func() {
+		// alice's PodSet names her Secret (made by an admin here).
+		Expect(env.Client.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "alices",
+			`{"replicas":1,"template":{"spec":{"containers":[{"name":"app","image":"nginx","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}`))).To(Succeed())
+		key := types.NamespacedName{Namespace: ns, Name: "alices"}
+		patch := func(p string) error {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("apps.kubeforge.io/v1alpha1")
+			u.SetKind("PodSet")
+			u.SetNamespace(key.Namespace)
+			u.SetName(key.Name)
+			return mallory.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(p)))
+		}
+		Expect(patch(`{"spec":{"replicas":3}}`)).To(Succeed(), "replicas is harmless")
+		Expect(patch(`{"metadata":{"labels":{"team":"x"}}}`)).To(Succeed(), "metadata is not the spec")
+		refused(patch(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"mallory.example.com/exfiltrate","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}}`),
+			"spec.template.spec.containers[*].env[*].valueFrom.secretKeyRef.name")
+	})
+
+	It("should recheck a Platform's references when a command annotation or a component changes, not its replicas", func() {
+		Expect(env.Client.Create(ctx, object("apps.kubeforge.io/v1alpha1", "Platform", "alices",
+			`{"imageRepository":"r.example.com/a","version":"1","database":{"engine":"mysql","host":"db.example.com","adminSecretRef":{"name":"alicessecret"}},"components":[{"name":"api"}]}`))).To(Succeed())
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apps.kubeforge.io/v1alpha1")
+		u.SetKind("Platform")
+		u.SetNamespace(ns)
+		u.SetName("alices")
+		refused(mallory.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"kubeforge.io/rotate-db-password":"api"}}}`))),
+			"spec.database.adminSecretRef.name")
+		Expect(mallory.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"note":"hello"}}}`)))).To(Succeed())
+
+		By("a component's replicas are harmless, its image is not")
+		Expect(mallory.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"components":[{"name":"api","replicas":3}]}}`)))).To(Succeed())
+		refused(mallory.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"components":[{"name":"api","replicas":3,"image":"mallory.example.com/exfiltrate"}]}}`))),
+			"spec.database.adminSecretRef.name")
+	})
+})
+
+func kindName(kind string) string {
+	out := []byte{}
+	for _, r := range kind {
+		if r >= 'A' && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		out = append(out, byte(r))
+	}
+	return string(out)
+}

@@ -1,0 +1,363 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubeforge/kubeforge/internal/validation"
+)
+
+// The references a spec makes are checked also when the webhooks are not
+// called — not installed, skipped, or their configurations deleted: one
+// ValidatingAdmissionPolicy per kind, which the API server evaluates
+// itself, asks its authorizer (CEL's authorizer, as the requester) what
+// the webhook asks with SubjectAccessReviews, at every place of the spec
+// where the walker finds a reference (validation.Sites: the same rules as
+// validation.References, over the type instead of a value). So a field
+// added to a type is checked by both, with no new code. The policies are
+// made here, written to config/policy by `make manifests`, and applied by
+// the manager under OLM (--ensure-admission-policy).
+//
+// When: on create, and on an update that changes the spec beyond the
+// kind's harmless top-level fields (a Workspace's started, a PodSet's
+// replicas: Kind.Harmless) or a command annotation — the webhook's rule,
+// except that a harmless field inside a list (a Platform component's
+// replicas) counts as a change here, which only asks more. Not here: the
+// exposures (Ingresses, Certificates, NodePort Services), the checks of
+// what kubeforge made for the object (Kind.Implicit) and the owner record
+// (OwnerRecordPolicy); those stay with the webhook.
+
+// ReferencePolicyName is the name of the policy (and binding) of the
+// resource, e.g. kubeforge-references-platforms.
+func ReferencePolicyName(resource string) string { return "kubeforge-references-" + resource }
+
+// referenceSubject is what a kind's policy is made from.
+type referenceSubject struct {
+	group, resource string
+	spec            reflect.Type
+	// harmless are the top-level spec fields (JSON names) whose change
+	// is harmless: the whole field when it maps to nil, else the fields
+	// of each item of the list it holds.
+	harmless map[string][]string
+	commands []string
+}
+
+func (k Kind[T]) referenceSubject() referenceSubject {
+	t := reflect.TypeFor[T]().Elem()
+	spec, _ := t.FieldByName("Spec")
+	s := referenceSubject{group: k.GVK.Group, resource: strings.ToLower(k.GVK.Kind) + "s", spec: spec.Type, commands: k.Commands,
+		harmless: map[string][]string{}}
+	if k.Harmless == nil {
+		return s
+	}
+	// A field is harmless when Harmless clears it: a top-level one, or
+	// one of each item of a top-level list (a Platform component's
+	// replicas).
+	clears := func(set func(spec reflect.Value) (reflect.Value, bool)) bool {
+		obj := reflect.New(t)
+		v, ok := set(obj.Elem().FieldByName("Spec"))
+		if !ok {
+			return false
+		}
+		k.Harmless(obj.Interface().(T))
+		return v.IsZero()
+	}
+	for i := 0; i < spec.Type.NumField(); i++ {
+		name, ok := jsonField(spec.Type.Field(i))
+		if !ok {
+			continue
+		}
+		if clears(func(sp reflect.Value) (reflect.Value, bool) { return sp.Field(i), setNonZero(sp.Field(i)) }) {
+			s.harmless[name] = nil
+			continue
+		}
+		if ft := spec.Type.Field(i).Type; ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+			for j := 0; j < ft.Elem().NumField(); j++ {
+				inner, ok := jsonField(ft.Elem().Field(j))
+				if !ok {
+					continue
+				}
+				if clears(func(sp reflect.Value) (reflect.Value, bool) {
+					sp.Field(i).Set(reflect.MakeSlice(ft, 1, 1))
+					item := sp.Field(i).Index(0).Field(j)
+					return item, setNonZero(item)
+				}) {
+					s.harmless[name] = append(s.harmless[name], inner)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// jsonField is a struct field's JSON name, and whether it has one.
+func jsonField(f reflect.StructField) (string, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name, f.IsExported() && name != "" && name != "-"
+}
+
+// setNonZero gives v a value other than its zero, where it can.
+func setNonZero(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		m.SetMapIndex(reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem())
+		v.Set(m)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() && setNonZero(v.Field(i)) {
+				return true
+			}
+		}
+		return false
+	default:
+		return false
+	}
+	return true
+}
+
+// ReferencePolicies returns each kind's policy and binding, in order; a
+// kind whose spec names nothing (a Balancer today) has none until a field
+// that does is added.
+func ReferencePolicies() []client.Object {
+	var out []client.Object
+	for _, s := range []referenceSubject{PodSet.referenceSubject(), Platform.referenceSubject(), Balancer.referenceSubject(),
+		Workspace.referenceSubject(), KubernetesCluster.referenceSubject()} {
+		if len(validation.Sites(s.spec)) == 0 {
+			continue
+		}
+		p, b := s.policy()
+		out = append(out, p, b)
+	}
+	return out
+}
+
+func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	name := ReferencePolicyName(s.resource)
+	labels := map[string]string{"app.kubernetes.io/name": "kubeforge"}
+	var validations []admissionregistrationv1.Validation
+	for _, site := range validation.Sites(s.spec) {
+		validations = append(validations, admissionregistrationv1.Validation{
+			Expression: "!variables.recheck || !has(object.spec) || " + siteExpression(site),
+			Message: fmt.Sprintf("spec.%s names %s that the requester may not use (the API server's own check, %s: "+
+				"get for a Secret, ConfigMap or claim's source; create pods too for a PersistentVolumeClaim; "+
+				"create pods or impersonate for a ServiceAccount)", site, what(site), name),
+			Reason: ptr.To(metav1.StatusReasonForbidden),
+		})
+	}
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{s.group}, APIVersions: []string{"*"}, Resources: []string{s.resource}},
+				},
+			}}},
+			Variables:   []admissionregistrationv1.Variable{{Name: "recheck", Expression: s.recheck()}},
+			Validations: validations,
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	return policy, binding
+}
+
+// recheck is whether the request must pass the reference checks: a
+// create, or an update of anything in the spec but the harmless fields,
+// or of a command annotation.
+func (s referenceSubject) recheck() string {
+	changed := []string{"request.operation == 'CREATE'"}
+	if len(s.harmless) == 0 {
+		changed = append(changed, "object.spec != oldObject.spec")
+	} else {
+		for i := 0; i < s.spec.NumField(); i++ {
+			name, ok := jsonField(s.spec.Field(i))
+			inner, harmless := s.harmless[name]
+			if !ok || harmless && len(inner) == 0 {
+				continue
+			}
+			changed = append(changed, differs("object.spec", "oldObject.spec", name, s.spec.Field(i).Type, inner))
+		}
+	}
+	for _, c := range s.commands {
+		annotation := func(obj string) string {
+			return fmt.Sprintf("(has(%[1]s.metadata.annotations) && '%[2]s' in %[1]s.metadata.annotations ? %[1]s.metadata.annotations['%[2]s'] : '')", obj, c)
+		}
+		changed = append(changed, annotation("object")+" != "+annotation("oldObject"))
+	}
+	return strings.Join(changed, " || ")
+}
+
+// differs is the CEL that field name of the structs a and b differs; for
+// a list of structs, ignoring the fields except of each item (an item of a
+// differs when no item of b equals it but for those).
+func differs(a, b, name string, t reflect.Type, except []string) string {
+	f := celField(name)
+	present := fmt.Sprintf("has(%[1]s.%[3]s) != has(%[2]s.%[3]s)", a, b, f)
+	if len(except) == 0 {
+		return fmt.Sprintf("%[1]s || (has(%[2]s.%[4]s) && %[2]s.%[4]s != %[3]s.%[4]s)", present, a, b, f)
+	}
+	var same []string
+	elem := t.Elem()
+	for j := 0; j < elem.NumField(); j++ {
+		inner, ok := jsonField(elem.Field(j))
+		if !ok || containsString(except, inner) {
+			continue
+		}
+		g := celField(inner)
+		same = append(same, fmt.Sprintf("has(n.%[1]s) == has(o.%[1]s) && (!has(n.%[1]s) || n.%[1]s == o.%[1]s)", g))
+	}
+	return fmt.Sprintf("%[1]s || (has(%[2]s.%[4]s) && (%[2]s.%[4]s.size() != %[3]s.%[4]s.size() || %[2]s.%[4]s.exists(n, !%[3]s.%[4]s.exists(o, %[5]s))))",
+		present, a, b, f, strings.Join(same, " && "))
+}
+
+// siteExpression is the CEL that holds when every reference at site in
+// object.spec is one the requester may use.
+func siteExpression(site validation.Site) string {
+	n := 0
+	var at func(cur string, i int) string
+	at = func(cur string, i int) string {
+		if i == len(site.Steps) {
+			return leaf(site, cur)
+		}
+		switch st := site.Steps[i]; {
+		case st.List:
+			n++
+			x := fmt.Sprintf("x%d", n)
+			return fmt.Sprintf("%s.all(%s, %s)", cur, x, at(x, i+1))
+		case st.Map:
+			n++
+			k := fmt.Sprintf("k%d", n)
+			return fmt.Sprintf("%s.all(%s, %s)", cur, k, at(cur+"["+k+"]", i+1))
+		default:
+			next := cur + "." + celField(st.Field)
+			return fmt.Sprintf("(!has(%s) || %s)", next, at(next, i+1))
+		}
+	}
+	return at("object.spec", 0)
+}
+
+// leaf checks the reference at cur: a string that is the name, or a
+// struct whose NameField is.
+func leaf(site validation.Site, cur string) string {
+	if site.NameField == "" {
+		return fmt.Sprintf("(%[1]s == '' || %[2]s)", cur, may(site.Kind, cur))
+	}
+	name := cur + "." + celField(site.NameField)
+	check := may(site.Kind, name)
+	if site.Dynamic {
+		group := fmt.Sprintf("(has(%[1]s.apiGroup) ? %[1]s.apiGroup : '')", cur)
+		kind := fmt.Sprintf("(has(%[1]s.kind) ? %[1]s.kind : '')", cur)
+		check = fmt.Sprintf("(%[1]s == 'PersistentVolumeClaim' && %[2]s == '' ? %[3]s : %[1]s == 'VolumeSnapshot' && %[2]s == 'snapshot.storage.k8s.io' ? %[4]s : false)",
+			kind, group, may(validation.RefClaim, name), get("snapshot.storage.k8s.io", "volumesnapshots", name))
+	}
+	if site.Namespace {
+		ns := cur + "." + celField("namespace")
+		check = fmt.Sprintf("(!has(%[1]s) || %[1]s == '' || %[1]s == request.namespace) && %[2]s", ns, check)
+	}
+	return fmt.Sprintf("(!has(%[1]s) || %[1]s == '' || (%[2]s))", name, check)
+}
+
+// may is the CEL that the requester may have kubeforge use the object of
+// kind named by the expression name: what internal/admit/access.go's
+// reference asks.
+func may(kind, name string) string {
+	createPods := "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()"
+	switch kind {
+	case validation.RefSecret:
+		return get("", "secrets", name)
+	case validation.RefConfigMap:
+		return get("", "configmaps", name)
+	case validation.RefResourceClaim:
+		return get("resource.k8s.io", "resourceclaims", name)
+	case validation.RefResourceClaimTemplate:
+		return get("resource.k8s.io", "resourceclaimtemplates", name)
+	case validation.RefClaim:
+		return get("", "persistentvolumeclaims", name) + " && " + createPods
+	case validation.RefServiceAccount:
+		return fmt.Sprintf("(%[1]s == 'default' || %[2]s || authorizer.group('').resource('serviceaccounts').namespace(request.namespace).name(%[1]s).check('impersonate').allowed())",
+			name, createPods)
+	}
+	return "false" // a reference no rule knows: refused, as the webhook does
+}
+
+func get(group, resource, name string) string {
+	return fmt.Sprintf("authorizer.group('%s').resource('%s').namespace(request.namespace).name(%s).check('get').allowed()", group, resource, name)
+}
+
+// what names the kind of a site's reference in a message.
+func what(site validation.Site) string {
+	switch {
+	case site.Dynamic:
+		return "a claim's data source"
+	case site.Kind == "":
+		return "an object"
+	case strings.HasPrefix(site.Kind, "A") || strings.HasPrefix(site.Kind, "E") || strings.HasPrefix(site.Kind, "I"):
+		return "an " + site.Kind
+	}
+	return "a " + site.Kind
+}
+
+// celReserved are CEL's reserved words, which a field name must be
+// escaped from (Kubernetes' CEL: __name__).
+var celReserved = map[string]bool{
+	"true": true, "false": true, "null": true, "in": true, "as": true, "break": true, "const": true, "continue": true,
+	"else": true, "for": true, "function": true, "if": true, "import": true, "let": true, "loop": true, "package": true,
+	"namespace": true, "return": true, "var": true, "void": true, "while": true,
+}
+
+// celField is a JSON field name as CEL reads it.
+func celField(name string) string {
+	if celReserved[name] {
+		return "__" + name + "__"
+	}
+	return name
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
