@@ -433,7 +433,7 @@ func TestOwnerRecordsCarryThePlatformsAndTheClustersIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 		for what, o := range map[string]database.Owner{
-			"a Platform of the same name created later": platformOwner("shop/acme", "uid-later", "cluster-1"),
+			"a Platform of the same name created later":         platformOwner("shop/acme", "uid-later", "cluster-1"),
 			"the same Platform name and UID in another cluster": platformOwner("shop/acme", "uid-first", "cluster-2"),
 			"a record of the earlier form, the name alone":      {Name: "Platform shop/acme", Record: "Platform shop/acme"},
 		} {
