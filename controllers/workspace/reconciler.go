@@ -131,11 +131,15 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 		}
 	}
 
-	pod, err := r.livePod(ctx, ws)
+	// What the cache has of the Pod is enough to see whether it must be
+	// replaced (one it has not seen yet was made for this spec a moment
+	// ago): no round trip before a new Workspace's objects are made.
+	pod := &corev1.Pod{}
+	ours, err := r.Engine.OwnedInCache(ctx, ws, types.NamespacedName{Namespace: ws.Namespace, Name: ws.Name}, pod)
 	if err != nil {
-		return o, res, err
+		return o, res, fmt.Errorf("reading the IDE's Pod: %w", err)
 	}
-	if pod != nil && pod.DeletionTimestamp == nil && Started(ws) {
+	if ours && pod.DeletionTimestamp == nil && Started(ws) {
 		// A Pod cannot change in place, and a finished one does not come
 		// back: replace it. The delete event brings us back to create it.
 		why := ""
@@ -176,12 +180,16 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 
 // authSecret is the desired auth Secret: a new password only when the
 // Secret does not exist yet (whoever's it is: the engine refuses to take
-// over one it does not own).
+// over one it does not own). Its existence is read from the cache's
+// metadata: a miss for one made a moment ago costs only a password never
+// used (the Secret is create-only: the engine does not change it).
 func (r *Reconciler) authSecret(ctx context.Context, ws *idev1alpha1.Workspace) (*corev1.Secret, error) {
 	if ws.Spec.Auth.Mode != idev1alpha1.AuthPassword {
 		return nil, nil
 	}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: idev1alpha1.WorkspaceAuthSecretName(ws)}, &corev1.Secret{})
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: ws.Namespace, Name: idev1alpha1.WorkspaceAuthSecretName(ws)}, meta)
 	if client.IgnoreNotFound(err) != nil {
 		return nil, fmt.Errorf("reading Secret %s: %w", idev1alpha1.WorkspaceAuthSecretName(ws), err)
 	}

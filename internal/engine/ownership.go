@@ -230,3 +230,15 @@ func (e *Engine) GetOwned(ctx context.Context, owner client.Object, key client.O
 	}
 	return e.Owns(owner, obj), nil
 }
+
+// OwnedInCache is GetOwned from the cache alone, without the API server:
+// for a look whose miss costs nothing (the object is applied right after,
+// which asks the API server before creating anything), on the path where a
+// round trip is what a user waits for. It misses an object made a moment
+// ago that the cache has not seen yet.
+func (e *Engine) OwnedInCache(ctx context.Context, owner client.Object, key client.ObjectKey, obj client.Object) (bool, error) {
+	if err := e.Client.Get(ctx, key, obj); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return e.Owns(owner, obj), nil
+}
