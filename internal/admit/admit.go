@@ -251,11 +251,16 @@ func (k Kind[T]) MetadataOnly(oldObj, newObj T) bool {
 	return k.sameSpec(oldObj, newObj, nil)
 }
 
-// commandChanged reports whether an update sets or changes one of the
-// kind's command annotations.
+// commandChanged reports whether an update sets, changes or removes one
+// of the kind's command annotations: a removal can be a command too (a
+// KubernetesCluster retries when its retry annotation differs from the
+// last it acted on, empty included), and the references policy sees it
+// the same way.
 func (k Kind[T]) commandChanged(oldObj, newObj T) bool {
 	for _, a := range k.Commands {
-		if v, ok := newObj.GetAnnotations()[a]; ok && v != oldObj.GetAnnotations()[a] {
+		v, ok := newObj.GetAnnotations()[a]
+		was, had := oldObj.GetAnnotations()[a]
+		if ok != had || v != was {
 			return true
 		}
 	}

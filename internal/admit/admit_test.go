@@ -60,3 +60,27 @@ func TestMetadataOnlyUpdatesAreAdmitted(t *testing.T) {
 		})
 	}
 }
+
+// A command annotation removed is a command too (a KubernetesCluster
+// retries when its retry annotation differs from the one it acted on):
+// the access checks run for it as for setting one.
+func TestRemovingACommandAnnotationIsAChange(t *testing.T) {
+	with := func(a map[string]string) *clusterv1alpha1.KubernetesCluster {
+		return &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+	}
+	retry := clusterv1alpha1.RetryAnnotation
+	for name, tc := range map[string]struct {
+		old, new map[string]string
+		changed  bool
+	}{
+		"set":                {nil, map[string]string{retry: "1"}, true},
+		"changed":            {map[string]string{retry: "1"}, map[string]string{retry: "2"}, true},
+		"removed":            {map[string]string{retry: "1"}, nil, true},
+		"kept":               {map[string]string{retry: "1"}, map[string]string{retry: "1", "note": "x"}, false},
+		"another annotation": {nil, map[string]string{"note": "x"}, false},
+	} {
+		if got := KubernetesCluster.commandChanged(with(tc.old), with(tc.new)); got != tc.changed {
+			t.Errorf("%s: commandChanged = %v, want %v", name, got, tc.changed)
+		}
+	}
+}

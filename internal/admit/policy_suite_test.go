@@ -17,6 +17,7 @@ package admit_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -62,12 +63,12 @@ func object(apiVersion, kind, name, spec string) *unstructured.Unstructured {
 	return u
 }
 
-// refused expects err to be the policy's refusal naming the field.
-func refused(err error, field string) {
+// refused expects err to be a references policy's refusal saying what.
+func refused(err error, what string) {
 	GinkgoHelper()
 	Expect(apierrors.IsForbidden(err) || apierrors.IsInvalid(err)).To(BeTrue(), "want the policy's refusal, got %v", err)
-	Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy"))
-	Expect(err.Error()).To(ContainSubstring(field))
+	Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy 'kubeforge-references-"))
+	Expect(err.Error()).To(ContainSubstring(what))
 }
 
 var _ = Describe("The references policies", Ordered, func() {
@@ -95,7 +96,7 @@ var _ = Describe("The references policies", Ordered, func() {
 		func(apiVersion, kind, field, spec string) {
 			made++
 			name := fmt.Sprintf("refs-%s-%d", kindName(kind), made)
-			refused(mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "alicessecret"))), field)
+			refused(mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "alicessecret"))), "mallory may not have kubeforge use the Secret alicessecret")
 			Expect(mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "malloryssecret")))).To(Succeed())
 		},
 		Entry("a PodSet's container env", "apps.kubeforge.io/v1alpha1", "PodSet", "spec.template.spec.containers[*].env[*].valueFrom.secretKeyRef.name",
@@ -115,7 +116,7 @@ var _ = Describe("The references policies", Ordered, func() {
 	It("should refuse a ServiceAccount the requester may neither run pods as nor impersonate, and admit default", func() {
 		spec := `{"template":{"spec":{"serviceAccountName":%q,"containers":[{"name":"app","image":"nginx"}]}}}`
 		err := mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "sa", fmt.Sprintf(spec, "deployer")))
-		refused(err, "spec.template.spec.serviceAccountName")
+		refused(err, "mallory may not have kubeforge use the ServiceAccount deployer")
 		Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy '" + admit.ReferencePolicyName("podsets") + "'"))
 		Expect(mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "sa", fmt.Sprintf(spec, "default")))).To(Succeed())
 	})
@@ -136,7 +137,7 @@ var _ = Describe("The references policies", Ordered, func() {
 		Expect(patch(`{"spec":{"replicas":3}}`)).To(Succeed(), "replicas is harmless")
 		Expect(patch(`{"metadata":{"labels":{"team":"x"}}}`)).To(Succeed(), "metadata is not the spec")
 		refused(patch(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"mallory.example.com/exfiltrate","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}}`),
-			"spec.template.spec.containers[*].env[*].valueFrom.secretKeyRef.name")
+			"the Secret alicessecret")
 	})
 
 	It("should recheck a Platform's references when a command annotation or a component changes, not its replicas", func() {
@@ -148,13 +149,42 @@ var _ = Describe("The references policies", Ordered, func() {
 		u.SetNamespace(ns)
 		u.SetName("alices")
 		refused(mallory.Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"kubeforge.io/rotate-db-password":"api"}}}`))),
-			"spec.database.adminSecretRef.name")
+			"the Secret alicessecret")
 		Expect(mallory.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"note":"hello"}}}`)))).To(Succeed())
 
 		By("a component's replicas are harmless, its image is not")
 		Expect(mallory.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"components":[{"name":"api","replicas":3}]}}`)))).To(Succeed())
 		refused(mallory.Patch(ctx, u.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"components":[{"name":"api","replicas":3,"image":"mallory.example.com/exfiltrate"}]}}`))),
-			"spec.database.adminSecretRef.name")
+			"the Secret alicessecret")
+	})
+})
+
+var _ = Describe("The references policies' bounds", Ordered, func() {
+	It("should admit as many distinct references as it promises, each checked once, and refuse more with a message that says why", func() {
+		sam, err := env.As(ctx, "sam", ns,
+			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"podsets"}, Verbs: []string{"create"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets", "persistentvolumeclaims"}, Verbs: []string{"get"}},
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
+		Expect(err).NotTo(HaveOccurred())
+		podSet := func(name string, secrets, claims int) *unstructured.Unstructured {
+			var env, volumes []string
+			for i := range secrets {
+				// Each Secret named twice: a name is checked once.
+				for _, v := range []string{"A", "B"} {
+					env = append(env, fmt.Sprintf(`{"name":"%s%d","valueFrom":{"secretKeyRef":{"name":"s%d","key":"k"}}}`, v, i, i))
+				}
+			}
+			for i := range claims {
+				volumes = append(volumes, fmt.Sprintf(`{"name":"v%d","persistentVolumeClaim":{"claimName":"c%d"}}`, i, i))
+			}
+			return object("apps.kubeforge.io/v1alpha1", "PodSet", name, fmt.Sprintf(
+				`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","env":[%s]},{"name":"side","image":"nginx","env":[%s]}],"volumes":[%s]}}}`,
+				strings.Join(env, ","), strings.Join(env, ","), strings.Join(volumes, ",")))
+		}
+		Eventually(func() error { return sam.Create(ctx, podSet("many", admit.MaxPolicyReferences-2, 2)) }).Should(Succeed(),
+			"%d Secrets named four times each and 2 claims: within the CEL budget", admit.MaxPolicyReferences-2)
+		err = sam.Create(ctx, podSet("too-many", admit.MaxPolicyReferences, 1))
+		refused(err, fmt.Sprintf("names more than %d distinct", admit.MaxPolicyReferences))
 	})
 })
 

@@ -165,16 +165,7 @@ func ReferencePolicies() []client.Object {
 func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
 	name := ReferencePolicyName(s.resource)
 	labels := map[string]string{"app.kubernetes.io/name": "kubeforge"}
-	var validations []admissionregistrationv1.Validation
-	for _, site := range validation.Sites(s.spec) {
-		validations = append(validations, admissionregistrationv1.Validation{
-			Expression: "!variables.recheck || !has(object.spec) || " + siteExpression(site),
-			Message: fmt.Sprintf("spec.%s names %s that the requester may not use (the API server's own check, %s: "+
-				"get for a Secret, ConfigMap or claim's source; create pods too for a PersistentVolumeClaim; "+
-				"create pods or impersonate for a ServiceAccount)", site, what(site), name),
-			Reason: ptr.To(metav1.StatusReasonForbidden),
-		})
-	}
+	variables, validations := referenceChecks(validation.Sites(s.spec), name)
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
@@ -186,7 +177,7 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{s.group}, APIVersions: []string{"*"}, Resources: []string{s.resource}},
 				},
 			}}},
-			Variables:   []admissionregistrationv1.Variable{{Name: "recheck", Expression: s.recheck()}},
+			Variables:   append([]admissionregistrationv1.Variable{{Name: "recheck", Expression: s.recheck()}}, variables...),
 			Validations: validations,
 		},
 	}
@@ -250,91 +241,182 @@ func differs(a, b, name string, t reflect.Type, except []string) string {
 		present, a, b, f, strings.Join(same, " && "))
 }
 
-// siteExpression is the CEL that holds when every reference at site in
-// object.spec is one the requester may use.
-func siteExpression(site validation.Site) string {
+// MaxPolicyReferences is how many distinct objects one object may name
+// where the references policies are installed. Each authorization check
+// costs 350,000 of CEL's budget of 10,000,000 per request (the API
+// server's fixed cost, which allows two checks per expression), so the
+// policy checks each distinct name in an expression of its own and can
+// afford about 28 in all; past this bound an object is refused with a
+// message that says so, rather than admitted unchecked.
+const MaxPolicyReferences = 24
+
+// referenceKind is one kind of reference the policy checks: the variable
+// holding the distinct names the spec gives it, and the check of one.
+type referenceKind struct {
+	variable, kind string
+	check          func(name string) string
+}
+
+var referenceKinds = []referenceKind{
+	{"secrets", validation.RefSecret, func(n string) string { return get("", "secrets", n) }},
+	{"configMaps", validation.RefConfigMap, func(n string) string { return get("", "configmaps", n) }},
+	// Reading a claim's data is mounting it, which creating Pods allows.
+	{"claims", validation.RefClaim, func(n string) string { return get("", "persistentvolumeclaims", n) + " && variables.createPods" }},
+	{"resourceClaims", validation.RefResourceClaim, func(n string) string { return get("resource.k8s.io", "resourceclaims", n) }},
+	{"resourceClaimTemplates", validation.RefResourceClaimTemplate, func(n string) string {
+		return get("resource.k8s.io", "resourceclaimtemplates", n)
+	}},
+	{"serviceAccounts", validation.RefServiceAccount, func(n string) string {
+		return "variables.createPods || authorizer.group('').resource('serviceaccounts').namespace(request.namespace).name(" + n + ").check('impersonate').allowed()"
+	}},
+	{"volumeSnapshots", "VolumeSnapshot", func(n string) string { return get("snapshot.storage.k8s.io", "volumesnapshots", n) }},
+}
+
+// referenceChecks are the policy's variables and validations for sites:
+// for each kind of reference, the distinct names the spec gives it (every
+// site of that kind, flattened), and one expression per name slot, so
+// that no expression makes more than one authorization check; a claim's
+// data source counts as the claim or snapshot it names; a reference to
+// another namespace, or of a kind no rule knows, is refused outright.
+func referenceChecks(sites []validation.Site, policy string) ([]admissionregistrationv1.Variable, []admissionregistrationv1.Validation) {
+	byKind := map[string][]string{}
+	var dynamic, namespaced, unknown []string
+	for _, site := range sites {
+		switch {
+		case site.Dynamic:
+			dynamic = append(dynamic, siteList(site, true))
+		case site.Kind == "":
+			unknown = append(unknown, siteList(site, false))
+		default:
+			byKind[site.Kind] = append(byKind[site.Kind], siteList(site, false))
+		}
+		if site.Namespace {
+			namespaced = append(namespaced, siteList(site, true))
+		}
+	}
+	var vars []admissionregistrationv1.Variable
+	var checks []admissionregistrationv1.Validation
+	deny := func(expr, msg string) {
+		checks = append(checks, admissionregistrationv1.Validation{Expression: "!variables.recheck || " + expr, Message: msg,
+			Reason: ptr.To(metav1.StatusReasonForbidden)})
+	}
+	concat := func(lists []string) string {
+		if len(lists) == 0 {
+			return "[]"
+		}
+		return strings.Join(lists, " + ")
+	}
+	if len(dynamic) > 0 {
+		vars = append(vars, admissionregistrationv1.Variable{Name: "dataSources", Expression: concat(dynamic)})
+		deny("variables.dataSources.all(r, !has(r.name) || r.name == '' || "+dataSourceKind("r", "PersistentVolumeClaim", "")+" || "+
+			dataSourceKind("r", "VolumeSnapshot", "snapshot.storage.k8s.io")+")",
+			"a claim's data source names a kind kubeforge does not use: a PersistentVolumeClaim or a VolumeSnapshot ("+policy+")")
+		byKind[validation.RefClaim] = append(byKind[validation.RefClaim],
+			"variables.dataSources.filter(r, has(r.name) && "+dataSourceKind("r", "PersistentVolumeClaim", "")+").map(r, r.name)")
+		byKind["VolumeSnapshot"] = append(byKind["VolumeSnapshot"],
+			"variables.dataSources.filter(r, has(r.name) && "+dataSourceKind("r", "VolumeSnapshot", "snapshot.storage.k8s.io")+").map(r, r.name)")
+	}
+	if len(namespaced) > 0 {
+		ns := celField("namespace")
+		deny(fmt.Sprintf("(%s).all(r, !has(r.%[2]s) || r.%[2]s == '' || r.%[2]s == request.namespace)", concat(namespaced), ns),
+			"a reference names another namespace: kubeforge uses objects of the object's own namespace only ("+policy+")")
+	}
+	if len(unknown) > 0 {
+		deny("("+concat(unknown)+").all(n, n == '')", "a reference no rule knows the kind of ("+policy+")")
+	}
+	needPods := false
+	var sizes []string
+	for _, k := range referenceKinds {
+		lists, ok := byKind[k.kind]
+		if !ok {
+			continue
+		}
+		skip := "n != ''"
+		if k.kind == validation.RefServiceAccount {
+			skip += " && n != 'default'" // every Pod may run as default
+		}
+		if k.kind == validation.RefClaim || k.kind == validation.RefServiceAccount {
+			needPods = true
+		}
+		vars = append(vars, admissionregistrationv1.Variable{Name: k.variable, Expression: "(" + concat(lists) + ").filter(n, " + skip + ").distinct()"})
+		sizes = append(sizes, "size(variables."+k.variable+")")
+		for i := range MaxPolicyReferences {
+			name := fmt.Sprintf("variables.%s[%d]", k.variable, i)
+			checks = append(checks, admissionregistrationv1.Validation{
+				Expression: fmt.Sprintf("!variables.recheck || size(variables.%s) <= %d || %s", k.variable, i, k.check(name)),
+				MessageExpression: fmt.Sprintf("request.userInfo.username + ' may not have kubeforge use the %s ' + %s + ' (%s: %s)'",
+					k.kind, name, policy, mayWhat(k.kind)),
+				Message: fmt.Sprintf("the spec names a %s that the requester may not have kubeforge use (%s: %s)", k.kind, policy, mayWhat(k.kind)),
+				Reason:  ptr.To(metav1.StatusReasonForbidden),
+			})
+		}
+	}
+	if needPods {
+		vars = append(vars, admissionregistrationv1.Variable{Name: "createPods",
+			Expression: "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()"})
+	}
+	if len(sizes) > 0 {
+		// First: past the bound, no name slot is reached.
+		checks = append([]admissionregistrationv1.Validation{{
+			Expression: fmt.Sprintf("!variables.recheck || %s <= %d", strings.Join(sizes, " + "), MaxPolicyReferences),
+			Message: fmt.Sprintf("the spec names more than %d distinct Secrets, ConfigMaps, claims and ServiceAccounts: the API server checks "+
+				"at most %d in one request (%s); name fewer, e.g. one Secret with several keys", MaxPolicyReferences, MaxPolicyReferences, policy),
+			Reason: ptr.To(metav1.StatusReasonForbidden),
+		}}, checks...)
+	}
+	return vars, checks
+}
+
+// mayWhat says what the requester needs for a kind.
+func mayWhat(kind string) string {
+	switch kind {
+	case validation.RefClaim:
+		return "get persistentvolumeclaims and create pods"
+	case validation.RefServiceAccount:
+		return "create pods, or impersonate the ServiceAccount"
+	}
+	return "get it"
+}
+
+func dataSourceKind(r, kind, group string) string {
+	return fmt.Sprintf("(has(%[1]s.kind) && %[1]s.kind == '%[2]s') && (has(%[1]s.apiGroup) ? %[1]s.apiGroup : '') == '%[3]s'", r, kind, group)
+}
+
+// siteList is the CEL list of what site holds in object.spec: the names
+// (strings), or with structs the reference structs themselves (a data
+// source's kind and group, a reference's namespace).
+func siteList(site validation.Site, structs bool) string {
 	n := 0
 	var at func(cur string, i int) string
 	at = func(cur string, i int) string {
 		if i == len(site.Steps) {
-			return leaf(site, cur)
+			switch {
+			case structs || site.NameField == "":
+				return "[" + cur + "]"
+			default:
+				f := cur + "." + celField(site.NameField)
+				return fmt.Sprintf("(has(%s) ? [%s] : [])", f, f)
+			}
 		}
 		switch st := site.Steps[i]; {
 		case st.List:
 			n++
 			x := fmt.Sprintf("x%d", n)
-			return fmt.Sprintf("%s.all(%s, %s)", cur, x, at(x, i+1))
+			return fmt.Sprintf("%s.map(%s, %s).flatten()", cur, x, at(x, i+1))
 		case st.Map:
 			n++
 			k := fmt.Sprintf("k%d", n)
-			return fmt.Sprintf("%s.all(%s, %s)", cur, k, at(cur+"["+k+"]", i+1))
+			return fmt.Sprintf("%s.map(%s, %s).flatten()", cur, k, at(cur+"["+k+"]", i+1))
 		default:
 			next := cur + "." + celField(st.Field)
-			return fmt.Sprintf("(!has(%s) || %s)", next, at(next, i+1))
+			return fmt.Sprintf("(has(%s) ? %s : [])", next, at(next, i+1))
 		}
 	}
-	return at("object.spec", 0)
-}
-
-// leaf checks the reference at cur: a string that is the name, or a
-// struct whose NameField is.
-func leaf(site validation.Site, cur string) string {
-	if site.NameField == "" {
-		return fmt.Sprintf("(%[1]s == '' || %[2]s)", cur, may(site.Kind, cur))
-	}
-	name := cur + "." + celField(site.NameField)
-	check := may(site.Kind, name)
-	if site.Dynamic {
-		group := fmt.Sprintf("(has(%[1]s.apiGroup) ? %[1]s.apiGroup : '')", cur)
-		kind := fmt.Sprintf("(has(%[1]s.kind) ? %[1]s.kind : '')", cur)
-		check = fmt.Sprintf("(%[1]s == 'PersistentVolumeClaim' && %[2]s == '' ? %[3]s : %[1]s == 'VolumeSnapshot' && %[2]s == 'snapshot.storage.k8s.io' ? %[4]s : false)",
-			kind, group, may(validation.RefClaim, name), get("snapshot.storage.k8s.io", "volumesnapshots", name))
-	}
-	if site.Namespace {
-		ns := cur + "." + celField("namespace")
-		check = fmt.Sprintf("(!has(%[1]s) || %[1]s == '' || %[1]s == request.namespace) && %[2]s", ns, check)
-	}
-	return fmt.Sprintf("(!has(%[1]s) || %[1]s == '' || (%[2]s))", name, check)
-}
-
-// may is the CEL that the requester may have kubeforge use the object of
-// kind named by the expression name: what internal/admit/access.go's
-// reference asks.
-func may(kind, name string) string {
-	createPods := "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()"
-	switch kind {
-	case validation.RefSecret:
-		return get("", "secrets", name)
-	case validation.RefConfigMap:
-		return get("", "configmaps", name)
-	case validation.RefResourceClaim:
-		return get("resource.k8s.io", "resourceclaims", name)
-	case validation.RefResourceClaimTemplate:
-		return get("resource.k8s.io", "resourceclaimtemplates", name)
-	case validation.RefClaim:
-		return get("", "persistentvolumeclaims", name) + " && " + createPods
-	case validation.RefServiceAccount:
-		return fmt.Sprintf("(%[1]s == 'default' || %[2]s || authorizer.group('').resource('serviceaccounts').namespace(request.namespace).name(%[1]s).check('impersonate').allowed())",
-			name, createPods)
-	}
-	return "false" // a reference no rule knows: refused, as the webhook does
+	return "(has(object.spec) ? " + at("object.spec", 0) + " : [])"
 }
 
 func get(group, resource, name string) string {
 	return fmt.Sprintf("authorizer.group('%s').resource('%s').namespace(request.namespace).name(%s).check('get').allowed()", group, resource, name)
-}
-
-// what names the kind of a site's reference in a message.
-func what(site validation.Site) string {
-	switch {
-	case site.Dynamic:
-		return "a claim's data source"
-	case site.Kind == "":
-		return "an object"
-	case strings.HasPrefix(site.Kind, "A") || strings.HasPrefix(site.Kind, "E") || strings.HasPrefix(site.Kind, "I"):
-		return "an " + site.Kind
-	}
-	return "a " + site.Kind
 }
 
 // celReserved are CEL's reserved words, which a field name must be
