@@ -123,7 +123,7 @@ func memoKey(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, s data
 // Secret and, for the enabled ones, its database and user on the server.
 // p is the Platform as stored (its annotations are patched when a
 // rotation was asked for). p is defaulted.
-func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (dbObserved, error) {
+func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform, live map[string]Live) (dbObserved, error) {
 	log := logf.FromContext(ctx)
 	o := dbObserved{components: map[string]dbState{}}
 	d := p.Spec.Database
@@ -142,7 +142,7 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 	// The Secrets first: they hold the passwords, which are the truth the
 	// server is brought to.
 	rotate := annotationList(p, appsv1alpha1.RotateDatabasePasswordAnnotation)
-	passwords, changed, live, err := r.databaseSecrets(ctx, p, comps, &o, rotate)
+	passwords, changed, secrets, err := r.databaseSecrets(ctx, p, comps, &o, rotate)
 	if err != nil {
 		return o, err
 	}
@@ -174,15 +174,20 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 		}
 		st := dbState{ready: true, message: "Provisioned"}
 		key := memoKey(p, c, server, passwords[c.Name])
+		// A component runs with the Secret version the server was last
+		// provisioned with: another one in the Secret now is a password the
+		// server may not have yet (written by an earlier reconcile, whose
+		// provisioning runs in the background).
+		unconfirmed := secrets[c.Name] != nil && live[c.Name].DatabaseVersion != "" && live[c.Name].DatabaseVersion != secrets[c.Name].ResourceVersion
 		if !r.memo.fresh(key, now) {
 			need, keys = append(need, c), append(keys, key)
-			if changed[c.Name] || !recorded[c.Name] {
+			if changed[c.Name] || !recorded[c.Name] || unconfirmed {
 				// New, or a new password: not ready until the server has it.
 				// A recheck of what was ready keeps it ready meanwhile.
 				st = dbState{message: "Provisioning on the server"}
 			}
 		}
-		o.components[c.Name] = versioned(st, live[c.Name], changed[c.Name])
+		o.components[c.Name] = versioned(st, secrets[c.Name], changed[c.Name])
 		if !st.ready {
 			o.components[c.Name] = st
 		}
@@ -228,7 +233,7 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform) (d
 				continue
 			}
 			r.memo.remember(keys[i], now)
-			o.components[c.Name] = versioned(dbState{ready: true, message: "Provisioned"}, live[c.Name], changed[c.Name])
+			o.components[c.Name] = versioned(dbState{ready: true, message: "Provisioned"}, secrets[c.Name], changed[c.Name])
 		}
 		failure = results.first
 	}

@@ -252,7 +252,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	// A server that fails does not stop the other components: its error
 	// is returned (for a retry with backoff) after everything else is applied.
 	var dbErr error
-	o.db, dbErr = r.databases(ctx, p)
+	o.db, dbErr = r.databases(ctx, p, o.live)
 	if dbErr != nil {
 		o.db.ready = false
 		o.db.reason = cmp.Or(o.db.reason, database.ReasonProvisioningFailed)
