@@ -62,6 +62,11 @@ type Kind[T client.Object] struct {
 	// an update by anyone but the recorded owner, each is checked like a
 	// reference the spec names (access.go).
 	Implicit func(T) []validation.Reference
+	// ImplicitCEL is Implicit for the references policy: by the policy's
+	// variable of the kind of reference (secrets, claims), a CEL list of
+	// the names, computed from object (not defaulted); a test holds it to
+	// Implicit.
+	ImplicitCEL map[string]string
 	// Commands are annotations that make the operator act (rotate
 	// generated Secrets, retry an operation): setting or changing one is
 	// checked like a change of the spec, not admitted as metadata.

@@ -75,6 +75,19 @@ func init() {
 		}
 		return refs
 	}
+	Workspace.ImplicitCEL = map[string]string{
+		"claims": "[object.metadata.name + '-home']",
+		"secrets": "has(object.spec.auth) && has(object.spec.auth.mode) && object.spec.auth.mode == '" + string(idev1alpha1.AuthNone) +
+			"' ? [] : [object.metadata.name + '-auth']",
+	}
+	Platform.ImplicitCEL = map[string]string{
+		"secrets": "(has(object.spec.secrets) ? object.spec.secrets.map(s, object.metadata.name + '-' + s.name) : []) + " +
+			"(has(object.spec.components) ? object.spec.components.filter(c, has(c.database) && has(c.database.enabled) && c.database.enabled)" +
+			".map(c, object.metadata.name + '-' + c.name + '-db') : [])",
+		"claims": "has(object.spec.components) ? object.spec.components.filter(c, has(c.storage) && " +
+			"(!has(c.workload) || c.workload == '' || c.workload == '" + string(appsv1alpha1.WorkloadDeployment) + "'))" +
+			".map(c, object.metadata.name + '-' + c.name + '-data') : []",
+	}
 	Platform.DefaultNew = appsv1alpha1.DefaultNewPlatform
 	Platform.Commands = []string{appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation}
 	KubernetesCluster.Commands = []string{clusterv1alpha1.RetryAnnotation}

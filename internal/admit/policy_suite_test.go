@@ -140,6 +140,20 @@ var _ = Describe("The references policies", Ordered, func() {
 			"the Secret alicessecret")
 	})
 
+	It("should check what kubeforge made for a Workspace (its home and password) when anyone but its owner changes it", func() {
+		ws := func(name, owner string) *unstructured.Unstructured {
+			u := object("ide.kubeforge.io/v1alpha1", "Workspace", name, `{"user":"someone","image":"codercom/code-server:4"}`)
+			u.SetAnnotations(map[string]string{"kubeforge.io/owner": owner})
+			Expect(env.Client.Create(ctx, u)).To(Succeed())
+			return u
+		}
+		image := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"image":"mallory.example.com/exfiltrate"}}`))
+		refused(mallory.Patch(ctx, ws("alices-ide", "alice"), image), "mallory may not have kubeforge use the Secret alices-ide-auth")
+		Expect(mallory.Patch(ctx, ws("mallorys-ide", "mallory"), image)).To(Succeed(), "the owner changes her own")
+		started := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":false}}`))
+		Expect(mallory.Patch(ctx, ws("alices-other", "alice"), started)).To(Succeed(), "started is harmless")
+	})
+
 	It("should recheck a Platform's references when a command annotation or a component changes, not its replicas", func() {
 		Expect(env.Client.Create(ctx, object("apps.kubeforge.io/v1alpha1", "Platform", "alices",
 			`{"imageRepository":"r.example.com/a","version":"1","database":{"engine":"mysql","host":"db.example.com","adminSecretRef":{"name":"alicessecret"}},"components":[{"name":"api"}]}`))).To(Succeed())

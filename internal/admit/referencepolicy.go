@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
@@ -39,13 +40,15 @@ import (
 // the manager under OLM (--ensure-admission-policy).
 //
 // When: on create, and on an update that changes the spec beyond the
-// kind's harmless top-level fields (a Workspace's started, a PodSet's
-// replicas: Kind.Harmless) or a command annotation — the webhook's rule,
-// except that a harmless field inside a list (a Platform component's
-// replicas) counts as a change here, which only asks more. Not here: the
-// exposures (Ingresses, Certificates, NodePort Services), the checks of
-// what kubeforge made for the object (Kind.Implicit) and the owner record
-// (OwnerRecordPolicy); those stay with the webhook.
+// kind's harmless fields (a Workspace's started, a PodSet's replicas, a
+// Platform component's replicas: what Kind.Harmless clears, at the top of
+// the spec or in each item of a top-level list) or a command annotation —
+// the webhook's rule. Each distinct name is checked once, in an expression
+// of its own (CEL's budget), at most MaxPolicyReferences. On an update by
+// anyone but the recorded owner, what kubeforge made for the object is
+// checked too (Kind.ImplicitCEL, as Kind.Implicit for the webhook). Not
+// here: the exposures (Ingresses, Certificates, NodePort Services) and the
+// owner record (OwnerRecordPolicy).
 
 // ReferencePolicyName is the name of the policy (and binding) of the
 // resource, e.g. kubeforge-references-platforms.
@@ -60,13 +63,16 @@ type referenceSubject struct {
 	// of each item of the list it holds.
 	harmless map[string][]string
 	commands []string
+	// implicit is Kind.ImplicitCEL: what kubeforge made for the object,
+	// checked on an update by anyone but its recorded owner.
+	implicit map[string]string
 }
 
 func (k Kind[T]) referenceSubject() referenceSubject {
 	t := reflect.TypeFor[T]().Elem()
 	spec, _ := t.FieldByName("Spec")
 	s := referenceSubject{group: k.GVK.Group, resource: strings.ToLower(k.GVK.Kind) + "s", spec: spec.Type, commands: k.Commands,
-		harmless: map[string][]string{}}
+		harmless: map[string][]string{}, implicit: k.ImplicitCEL}
 	if k.Harmless == nil {
 		return s
 	}
@@ -153,7 +159,7 @@ func ReferencePolicies() []client.Object {
 	var out []client.Object
 	for _, s := range []referenceSubject{PodSet.referenceSubject(), Platform.referenceSubject(), Balancer.referenceSubject(),
 		Workspace.referenceSubject(), KubernetesCluster.referenceSubject()} {
-		if len(validation.Sites(s.spec)) == 0 {
+		if len(validation.Sites(s.spec)) == 0 && len(s.implicit) == 0 {
 			continue
 		}
 		p, b := s.policy()
@@ -165,7 +171,7 @@ func ReferencePolicies() []client.Object {
 func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
 	name := ReferencePolicyName(s.resource)
 	labels := map[string]string{"app.kubernetes.io/name": "kubeforge"}
-	variables, validations := referenceChecks(validation.Sites(s.spec), name)
+	variables, validations := referenceChecks(validation.Sites(s.spec), s.implicit, name)
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
@@ -278,8 +284,24 @@ var referenceKinds = []referenceKind{
 // that no expression makes more than one authorization check; a claim's
 // data source counts as the claim or snapshot it names; a reference to
 // another namespace, or of a kind no rule knows, is refused outright.
-func referenceChecks(sites []validation.Site, policy string) ([]admissionregistrationv1.Variable, []admissionregistrationv1.Validation) {
+func referenceChecks(sites []validation.Site, implicit map[string]string, policy string) ([]admissionregistrationv1.Variable, []admissionregistrationv1.Validation) {
 	byKind := map[string][]string{}
+	var vars []admissionregistrationv1.Variable
+	if len(implicit) > 0 {
+		// What kubeforge made for the object is its owner's: anyone else who
+		// changes the spec must be allowed to use it too (access.go).
+		owner := func(key string) string {
+			return fmt.Sprintf("(has(oldObject.metadata.annotations) && '%[1]s' in oldObject.metadata.annotations ? oldObject.metadata.annotations['%[1]s'] : '')", key)
+		}
+		vars = append(vars, admissionregistrationv1.Variable{Name: "nonOwner", Expression: fmt.Sprintf(
+			"request.operation == 'UPDATE' && request.userInfo.username != (%s != '' ? %s : %s)",
+			owner(proof.OwnerAnnotation), owner(proof.OwnerAnnotation), owner(proof.CreatedByAnnotation))})
+		for _, k := range referenceKinds {
+			if list, ok := implicit[k.variable]; ok {
+				byKind[k.kind] = append(byKind[k.kind], "(variables.nonOwner ? ("+list+") : [])")
+			}
+		}
+	}
 	var dynamic, namespaced, unknown []string
 	for _, site := range sites {
 		switch {
@@ -294,7 +316,6 @@ func referenceChecks(sites []validation.Site, policy string) ([]admissionregistr
 			namespaced = append(namespaced, siteList(site, true))
 		}
 	}
-	var vars []admissionregistrationv1.Variable
 	var checks []admissionregistrationv1.Validation
 	deny := func(expr, msg string) {
 		checks = append(checks, admissionregistrationv1.Validation{Expression: "!variables.recheck || " + expr, Message: msg,
