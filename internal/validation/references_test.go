@@ -160,13 +160,22 @@ var (
 	suspectType  = regexp.MustCompile(`(?i)secret|configmap|claim|serviceaccount|credential|(ref|reference|projection)$`)
 )
 
+// everySpec is each kind's spec type.
+var everySpec = []any{appsv1alpha1.PodSetSpec{}, appsv1alpha1.PlatformSpec{}, networkingv1alpha1.BalancerSpec{},
+	idev1alpha1.WorkspaceSpec{}, clusterv1alpha1.KubernetesClusterSpec{}}
+
+// filled is a spec of spec's type with every field set (filler).
+func filled(spec any) (reflect.Value, *filler) {
+	f := &filler{paths: map[string]place{}}
+	v := reflect.New(reflect.TypeOf(spec)).Elem()
+	f.fill(v, "spec", "", 0)
+	return v, f
+}
+
 func TestWalkerReportsEveryReferenceFieldOfEveryKind(t *testing.T) {
-	for _, spec := range []any{appsv1alpha1.PodSetSpec{}, appsv1alpha1.PlatformSpec{}, networkingv1alpha1.BalancerSpec{},
-		idev1alpha1.WorkspaceSpec{}, clusterv1alpha1.KubernetesClusterSpec{}} {
+	for _, spec := range everySpec {
 		t.Run(reflect.TypeOf(spec).Name(), func(t *testing.T) {
-			f := &filler{paths: map[string]place{}}
-			v := reflect.New(reflect.TypeOf(spec)).Elem()
-			f.fill(v, "spec", "", 0)
+			v, f := filled(spec)
 			reported := map[string]bool{}
 			var missed []string
 			for _, r := range References(v.Interface(), field.NewPath("spec")) {
@@ -275,12 +284,9 @@ var _ = ptr.To[int]
 // webhooks use) finds references, in every kind's spec filled in full.
 func TestSitesAreWhereReferencesAre(t *testing.T) {
 	index := regexp.MustCompile(`\[[^\]]*\]`)
-	for _, spec := range []any{appsv1alpha1.PodSetSpec{}, appsv1alpha1.PlatformSpec{}, networkingv1alpha1.BalancerSpec{},
-		idev1alpha1.WorkspaceSpec{}, clusterv1alpha1.KubernetesClusterSpec{}} {
+	for _, spec := range everySpec {
 		t.Run(reflect.TypeOf(spec).Name(), func(t *testing.T) {
-			f := &filler{paths: map[string]place{}}
-			v := reflect.New(reflect.TypeOf(spec)).Elem()
-			f.fill(v, "spec", "", 0)
+			v, _ := filled(spec)
 			byValue := map[string]bool{}
 			for _, r := range References(v.Interface(), field.NewPath("spec")) {
 				byValue[strings.TrimPrefix(index.ReplaceAllString(r.Path.String(), "[*]"), "spec.")] = true

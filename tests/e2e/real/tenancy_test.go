@@ -129,6 +129,18 @@ func refusedAt(err error, path string) {
 	Expect(err.Error()).To(Or(ContainSubstring(path), ContainSubstring("ValidatingAdmissionPolicy 'kubeforge-references-")))
 }
 
+// hookEnvPlatform is a Platform whose bootstrap hook reads alice's token
+// through its env.
+func hookEnvPlatform(name string) *appsv1alpha1.Platform {
+	return &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: tenancyNS},
+		Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
+			Name: "api", Image: echoImage, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+			Hooks: &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"sh", "-c", "echo $T"},
+				Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "token"}}}}}},
+		}}}}
+}
+
 func tenantPodSet(name string, mutate func(*corev1.PodSpec)) *appsv1alpha1.PodSet {
 	ps := echoPodSet(name, "/healthz")
 	ps.Namespace = tenancyNS
@@ -190,13 +202,7 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 	})
 
 	It("reads a Secret through a Platform hook's env: refused at admission", func() {
-		p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "hook-env", Namespace: tenancyNS},
-			Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
-				Name: "api", Image: echoImage, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
-				Hooks: &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"sh", "-c", "echo $T"},
-					Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "token"}}}}}},
-			}}}}
+		p := hookEnvPlatform("hook-env")
 		refusedAt(mallory.Create(ctx, p), "spec.components[0].hooks.bootstrap.env[0].valueFrom.secretKeyRef.name")
 	})
 
@@ -219,13 +225,7 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 				Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, h))).To(Succeed())
 			}
 		})
-		p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "hook-env-no-webhook", Namespace: tenancyNS},
-			Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
-				Name: "api", Image: echoImage, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
-				Hooks: &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Command: []string{"sh", "-c", "echo $T"},
-					Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "token"}}}}}},
-			}}}}
+		p := hookEnvPlatform("hook-env-no-webhook")
 		err := mallory.Create(ctx, p)
 		Expect(err).To(HaveOccurred(), "admitted with no webhook")
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
