@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -113,5 +114,20 @@ func TestImplicitCELNamesWhatImplicitNames(t *testing.T) {
 	compare(t, "Platform", Platform.ImplicitCEL, p, Platform.Implicit(defaulted))
 	if len(Platform.Implicit(defaulted)) < 5 {
 		t.Fatalf("the sample names too little to prove anything: %v", Platform.Implicit(defaulted))
+	}
+}
+
+// Every kind whose spec names objects has a references policy, and the
+// generator (which refuses a spec field it could not compare) runs.
+func TestReferencePoliciesCoverEveryKindThatNamesObjects(t *testing.T) {
+	var names []string
+	for _, obj := range ReferencePolicies() {
+		if _, ok := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy); ok {
+			names = append(names, obj.GetName())
+		}
+	}
+	want := []string{"kubeforge-references-podsets", "kubeforge-references-platforms", "kubeforge-references-workspaces", "kubeforge-references-kubernetesclusters"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("policies %v, want %v (a Balancer names nothing)", names, want)
 	}
 }
