@@ -17,6 +17,7 @@ package real
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"sort"
@@ -410,7 +411,10 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		for _, p := range pods {
 			var backends []string
 			for _, proxy := range proxies {
-				out, err := kubectl("-n", balancerNS, "exec", p.Name, "--", "/echoserver", "get", "-n", "20", "http://"+proxy.Status.PodIP+"/")
+				// The proxy listens on an unprivileged port behind the
+				// Service's (the Pod's own container port).
+				addr := net.JoinHostPort(proxy.Status.PodIP, fmt.Sprint(proxy.Spec.Containers[0].Ports[0].ContainerPort))
+				out, err := kubectl("-n", balancerNS, "exec", p.Name, "--", "/echoserver", "get", "-n", "20", "http://"+addr+"/")
 				Expect(err).NotTo(HaveOccurred(), "%s", out)
 				got := strings.Fields(strings.ReplaceAll(strings.TrimSpace(out), "\n", " "))
 				// "20 <backend> errors 0": all 20 on one backend, none failed.
