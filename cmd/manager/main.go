@@ -486,10 +486,11 @@ func ensureAdmissionPolicy(cfg *rest.Config, sch *runtime.Scheme) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := admit.EnsurePolicies(ctx, c); err != nil {
+	applied, err := admit.EnsurePolicies(ctx, c)
+	if err != nil {
 		return err
 	}
-	setupLog.Info("Applied the admission policies", "count", len(admit.Policies())/2)
+	setupLog.Info("Applied the admission policies and their bindings", "objects", applied)
 	return nil
 }
 

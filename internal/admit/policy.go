@@ -121,17 +121,19 @@ func Policies() []client.Object {
 }
 
 // EnsurePolicies creates or updates every policy and binding with
-// server-side apply (the manager under OLM).
-func EnsurePolicies(ctx context.Context, c client.Client) error {
+// server-side apply (the manager under OLM), and says how many objects it
+// applied.
+func EnsurePolicies(ctx context.Context, c client.Client) (applied int, err error) {
 	for _, obj := range Policies() {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
-			return err
+			return applied, err
 		}
 		u := &unstructured.Unstructured{Object: m}
 		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("kubeforge"), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+			return applied, fmt.Errorf("applying %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
+		applied++
 	}
-	return nil
+	return applied, nil
 }

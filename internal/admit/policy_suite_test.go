@@ -50,7 +50,8 @@ func TestPolicies(t *testing.T) {
 		Options: testenv.Options{CRDs: true},
 		Setup: func(ctx context.Context, e *testenv.Env) error {
 			env = e
-			return admit.EnsurePolicies(ctx, e.Client)
+			_, err := admit.EnsurePolicies(ctx, e.Client)
+			return err
 		},
 	})
 }

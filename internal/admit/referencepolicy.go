@@ -17,6 +17,7 @@ package admit
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -243,7 +244,7 @@ func differs(a, b, name string, t reflect.Type, except []string) string {
 	elem := t.Elem()
 	for j := 0; j < elem.NumField(); j++ {
 		inner, ok := jsonField(elem.Field(j))
-		if !ok || containsString(except, inner) {
+		if !ok || slices.Contains(except, inner) {
 			continue
 		}
 		g := celField(inner)
@@ -460,13 +461,4 @@ func celField(name string) string {
 		return "__" + name + "__"
 	}
 	return name
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
