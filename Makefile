@@ -35,6 +35,7 @@ help: ## Show the targets.
 manifests: ## Generate CRDs, RBAC and webhook configurations from the code markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:generateEmbeddedObjectMeta=true webhook paths="./..." output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crddocs config/crd/bases/*.yaml
+	go run ./hack/rbacsplit config/rbac
 	go run ./hack/policygen config/policy
 
 .PHONY: proto

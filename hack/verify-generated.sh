@@ -26,7 +26,9 @@ for f in "$tmp"/crd/*.yaml; do check "$f" "config/crd/bases/$(basename "$f")"; d
 for f in config/crd/bases/*.yaml; do
   [[ -f "$tmp/crd/$(basename "$f")" ]] || { echo "no longer generated: $f" >&2; stale=1; }
 done
+go run ./hack/rbacsplit "$tmp/rbac"
 check "$tmp/rbac/role.yaml" config/rbac/role.yaml
+check "$tmp/rbac/cluster_role.yaml" config/rbac/cluster_role.yaml
 check "$tmp/webhook/manifests.yaml" config/webhook/manifests.yaml
 go run ./hack/policygen "$tmp"
 check "$tmp/owner-record.yaml" config/policy/owner-record.yaml

@@ -131,7 +131,9 @@ func cachedTypes(ks []kind) []client.Object {
 // apiURL is where installers reach the API server (--api-advertise-url).
 // apiCAFile is the CA of the API's certificate, handed to installers.
 func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy, workspaceAllow []string,
-	policy validation.Policy) []kind {
+	policy validation.Policy, scope engine.Scope) []kind {
+	// apiReader is the manager's API reader, scoped as its client is.
+	apiReader := func(mgr ctrl.Manager) client.Reader { return scope.Reader(mgr.GetAPIReader(), mgr.GetClient()) }
 	return []kind{
 		{
 			name:   "PodSet",
@@ -147,7 +149,7 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 			object: &appsv1alpha1.Platform{},
 			types:  platform.Types(certManager),
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CertManager: certManager,
+				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: apiReader(mgr), Engine: eng, CertManager: certManager,
 					Policy: policy}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
@@ -157,7 +159,7 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 			object: &clusterv1alpha1.KubernetesCluster{},
 			types:  kubernetescluster.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Engine: eng, CallbackURL: apiURL, CallbackCAFile: apiCAFile,
+				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: apiReader(mgr), Engine: eng, CallbackURL: apiURL, CallbackCAFile: apiCAFile,
 					InstallerImages: installerPolicy}).SetupWithManager(mgr)
 			},
 			webhooks: clusterwebhooks.SetupKubernetesClusterWebhookWithManager,
@@ -293,6 +295,10 @@ func main() {
 			"(ClusterIssuer/letsencrypt, Issuer/internal-ca). Empty: any issuer (each requester still needs the right to create Certificates).")
 	anonymousIngress := flag.Bool("workspace-allow-anonymous-ingress", false,
 		"Allow a Workspace with auth.mode None to have an Ingress: anyone who reaches its host gets a shell in the IDE.")
+	watchNamespaces := flag.String("watch-namespaces", os.Getenv("WATCH_NAMESPACE"),
+		"Comma-separated namespaces kubeforge serves: its cache, its informers and its clients hold only these, and it neither "+
+			"reads nor writes namespaced objects elsewhere (docs/install.md). Empty: every namespace. Defaults to $WATCH_NAMESPACE, "+
+			"which OLM sets to the OperatorGroup's target namespaces.")
 	ensurePolicy := flag.Bool("ensure-admission-policy", false,
 		"Create or update the ValidatingAdmissionPolicies kubeforge-owner-record and kubeforge-references-<kind> and their bindings "+
 			"at start (under OLM, whose bundle cannot carry them; kustomize installs ship them in config/policy).")
@@ -346,6 +352,13 @@ func main() {
 		setupLog.Error(err, "--cluster-dns")
 		os.Exit(1)
 	}
+	scope, err := engine.NewScope(splitList(*watchNamespaces))
+	if err != nil {
+		setupLog.Error(err, "--watch-namespaces")
+		os.Exit(1)
+	}
+	cacheSettings.Scope = scope
+	setupLog.Info("Serving", "namespaces", scope.String())
 	allowFrom := splitList(*workspaceAllow)
 	for _, ns := range allowFrom {
 		if msgs := utilvalidation.IsDNS1123Label(ns); len(msgs) > 0 {
@@ -354,7 +367,7 @@ func main() {
 		}
 	}
 	policy := validation.Policy{IngressHosts: splitList(*ingressHosts), Issuers: splitList(*ingressIssuers), AnonymousIngress: *anonymousIngress}
-	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom, policy)
+	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom, policy, scope)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")
@@ -397,7 +410,13 @@ func main() {
 			c, err := cache.New(config, opts)
 			return engine.GuardCache(c), err
 		},
-		Client:     engine.ClientOptions(),
+		Client: engine.ClientOptions(),
+		// Namespaced requests outside the served namespaces are refused
+		// before they leave the process (engine.Scope).
+		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
+			c, err := client.New(config, options)
+			return scope.Client(c), err
+		},
 		Controller: config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles, GroupKindConcurrency: concurrency},
 	})
 	if err != nil {
@@ -405,7 +424,10 @@ func main() {
 		os.Exit(1)
 	}
 
-	eng := &engine.Engine{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge"),
+	// Every part of the manager reads the API server through this reader,
+	// scoped as the client is.
+	apiReader := scope.Reader(mgr.GetAPIReader(), mgr.GetClient())
+	eng := &engine.Engine{Client: mgr.GetClient(), Reader: apiReader, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge"),
 		Proof: keys}
 	for _, k := range ks {
 		if err := k.controller(mgr, eng); err != nil {
@@ -435,10 +457,10 @@ func main() {
 		}
 		api := &apiserver.Server{
 			Addr: apiAddr, CertDir: apiCertPath,
-			Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Cache: mgr.GetCache(), Clientset: clientset,
-			ClientFor: apiserver.ImpersonatingClients(restConfig, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}),
+			Client: mgr.GetClient(), APIReader: apiReader, Cache: mgr.GetCache(), Clientset: clientset,
+			ClientFor: scopedClients(scope, apiserver.ImpersonatingClients(restConfig, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})),
 			Recorder:  mgr.GetEventRecorder("kubeforge-api"),
-			Auth: &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second, Audience: apiAudience,
+			Auth: &apiserver.Auth{Client: mgr.GetClient(), TTL: 5 * time.Second, Audience: apiAudience, Serves: scope.Serves,
 				ReviewsPerSecond: rate.Limit(apiTokenRate), ReviewBurst: apiTokenBurst},
 			HandlerTimeout: 30 * time.Second, WaitTimeout: 10 * time.Minute,
 			MaxWaitsPerCaller: apiMaxWaits, MaxStreamsPerCaller: apiMaxStreams,
@@ -468,6 +490,18 @@ func main() {
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		setupLog.Error(err, "Problem running manager")
 		os.Exit(1)
+	}
+}
+
+// scopedClients makes the API's clients that act as its callers refuse
+// namespaces outside the scope too.
+func scopedClients(scope engine.Scope, clientFor func(*apiserver.User) (client.Client, error)) func(*apiserver.User) (client.Client, error) {
+	return func(u *apiserver.User) (client.Client, error) {
+		c, err := clientFor(u)
+		if err != nil {
+			return nil, err
+		}
+		return scope.Client(c), nil
 	}
 }
 

@@ -301,20 +301,31 @@ func CheckSync(root, bundleDir, dockerfile, version string) []string {
 		problems = append(problems, fmt.Sprintf("the bundle has %d CRDs, config/crd/bases %d%s", len(crds), len(config), stale))
 	}
 
-	var wantRules []rbacv1.PolicyRule
-	for _, f := range []string{"config/rbac/role.yaml", "config/rbac/metrics_auth_role.yaml"} {
-		r := &rbacv1.ClusterRole{}
-		if err := readYAML(filepath.Join(root, f), r); err != nil {
-			return append(problems, err.Error())
+	// Cluster permissions: the cluster-scoped role and the metrics auth
+	// role; permissions: the namespaced role and leader election's.
+	for _, want := range []struct {
+		what  string
+		files []string
+		got   []v1alpha1.StrategyDeploymentPermissions
+	}{
+		{"clusterPermissions", []string{"config/rbac/cluster_role.yaml", "config/rbac/metrics_auth_role.yaml"}, csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions},
+		{"permissions", []string{"config/rbac/role.yaml", "config/rbac/leader_election_role.yaml"}, csv.Spec.InstallStrategy.StrategySpec.Permissions},
+	} {
+		var wantRules []rbacv1.PolicyRule
+		for _, f := range want.files {
+			r := &rbacv1.ClusterRole{}
+			if err := readYAML(filepath.Join(root, f), r); err != nil {
+				return append(problems, err.Error())
+			}
+			wantRules = append(wantRules, r.Rules...)
 		}
-		wantRules = append(wantRules, r.Rules...)
-	}
-	var gotRules []rbacv1.PolicyRule
-	for _, p := range csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions {
-		gotRules = append(gotRules, p.Rules...)
-	}
-	if !reflect.DeepEqual(gotRules, wantRules) {
-		problems = append(problems, "the CSV's clusterPermissions differ from config/rbac's rules"+stale)
+		var gotRules []rbacv1.PolicyRule
+		for _, p := range want.got {
+			gotRules = append(gotRules, p.Rules...)
+		}
+		if !sameRules(gotRules, wantRules) {
+			problems = append(problems, "the CSV's "+want.what+" differ from config/rbac's rules"+stale)
+		}
 	}
 
 	hooks, err := readWebhooks(filepath.Join(root, "config/webhook/manifests.yaml"))
@@ -465,4 +476,25 @@ func CheckCatalog(catalogDir, csvName string) []string {
 		problems = append(problems, "the catalog's channel head is not "+csvName+" (run `make catalog`)")
 	}
 	return problems
+}
+
+// sameRules reports whether two lists hold the same rules, in any order.
+func sameRules(a, b []rbacv1.PolicyRule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	used := make([]bool, len(b))
+	for _, r := range a {
+		found := false
+		for j, s := range b {
+			if !used[j] && reflect.DeepEqual(r, s) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -255,6 +255,10 @@ func standalone(u *unstructured.Unstructured, bound map[string]bool) bool {
 
 const webhookService = "kubeforge-webhook-service"
 
+// rbacScopeAnnotation marks the manager's two roles (hack/rbacsplit):
+// "namespaced" or "cluster".
+const rbacScopeAnnotation = "kubeforge.io/rbac-scope"
+
 // buildCSV completes the base CSV; it also returns the (Cluster)Roles bound
 // to the manager's ServiceAccount, which go into the CSV, not the bundle.
 func buildCSV(o Options, objs []*unstructured.Unstructured) (*v1alpha1.ClusterServiceVersion, map[string]bool, error) {
@@ -264,6 +268,7 @@ func buildCSV(o Options, objs []*unstructured.Unstructured) (*v1alpha1.ClusterSe
 	var samples []map[string]any
 	var deployment *appsv1.Deployment
 	clusterRoles, roles := map[string][]rbacv1.PolicyRule{}, map[string][]rbacv1.PolicyRule{}
+	namespacedRoles := map[string]bool{}
 	var clusterBindings, bindings []rbacv1.RoleBinding
 	var mutating []admissionregistrationv1.MutatingWebhook
 	var validating []admissionregistrationv1.ValidatingWebhook
@@ -286,6 +291,7 @@ func buildCSV(o Options, objs []*unstructured.Unstructured) (*v1alpha1.ClusterSe
 			r := &rbacv1.ClusterRole{}
 			err = convert(u, r)
 			clusterRoles[r.Name] = r.Rules
+			namespacedRoles[r.Name] = r.Annotations[rbacScopeAnnotation] == "namespaced"
 		case "Role":
 			r := &rbacv1.Role{}
 			err = convert(u, r)
@@ -355,14 +361,21 @@ func buildCSV(o Options, objs []*unstructured.Unstructured) (*v1alpha1.ClusterSe
 			DeploymentSpecs: []v1alpha1.StrategyDeploymentSpec{{Name: deployment.Name, Label: deployment.Labels, Spec: deployment.Spec}},
 		},
 	}
-	// Permissions as operator-sdk splits them: what ClusterRoleBindings
-	// give the ServiceAccount is cluster-wide, what RoleBindings give it
-	// (leader election) is in the operator's namespace.
+	// Permissions: what RoleBindings give the ServiceAccount (leader
+	// election), and the ClusterRoles of namespaced resources only
+	// (hack/rbacsplit's "namespaced" role), are permissions, which OLM
+	// grants in the operator's namespace and each target namespace (and
+	// cluster-wide for AllNamespaces); what the other ClusterRoleBindings
+	// give is cluster-wide in every mode.
 	boundRoles := map[string]bool{}
 	var clusterRules, rules []rbacv1.PolicyRule
 	for _, b := range clusterBindings {
 		if boundTo(b, sa) {
-			clusterRules = append(clusterRules, clusterRoles[b.RoleRef.Name]...)
+			if namespacedRoles[b.RoleRef.Name] {
+				rules = append(rules, clusterRoles[b.RoleRef.Name]...)
+			} else {
+				clusterRules = append(clusterRules, clusterRoles[b.RoleRef.Name]...)
+			}
 			boundRoles[b.RoleRef.Name] = true
 		}
 	}

@@ -322,6 +322,17 @@ func TestEachCheckCatchesItsBreakage(t *testing.T) {
 			want: "the CSV's clusterPermissions differ from config/rbac's rules",
 		},
 		{
+			name:  "namespaced permissions that differ from config/rbac",
+			check: func(b, _, d string) []string { return CheckSync(root, b, d, version) },
+			break_: func(t *testing.T, b, _, _ string) {
+				editCSV(t, b, func(csv *v1alpha1.ClusterServiceVersion) {
+					p := &csv.Spec.InstallStrategy.StrategySpec.Permissions[0]
+					p.Rules = p.Rules[1:]
+				})
+			},
+			want: "the CSV's permissions differ from config/rbac's rules",
+		},
+		{
 			name:   "a Dockerfile label that differs from the annotations",
 			check:  func(b, _, d string) []string { return CheckSync(root, b, d, version) },
 			break_: func(t *testing.T, _, _, d string) { edit(t, d, "channels.v1="+Channel, "channels.v1=alpha") },

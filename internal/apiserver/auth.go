@@ -85,6 +85,10 @@ type Auth struct {
 	// DefaultReviewBurst.
 	ReviewsPerSecond rate.Limit
 	ReviewBurst      int
+	// Serves, when set, tells the namespaces this kubeforge serves
+	// (engine.Scope): a request for any other is answered NotFound before
+	// any review, naming the reason.
+	Serves func(namespace string) bool
 
 	// clock is time.Now unless a test sets it.
 	clock func() time.Time
@@ -215,6 +219,9 @@ func (a *Auth) Authenticate(ctx context.Context, token, from string) (*User, err
 // Authorize returns nil when RBAC lets the user do attrs, else a
 // *Forbidden with the reason.
 func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
+	if attrs.Namespace != "" && a.Serves != nil && !a.Serves(attrs.Namespace) {
+		return newError(404, "NamespaceNotServed", "namespace %q is not one this kubeforge serves", attrs.Namespace)
+	}
 	// Every part of the user the review is asked for is in the key:
 	// answers for the same name with other groups or extra (a scope, a
 	// node binding) are other answers. fmt prints a map's keys sorted.

@@ -16,7 +16,9 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,5 +180,36 @@ func TestAuthorizeCachesPerUserExtra(t *testing.T) {
 	}
 	if err := a.Authorize(ctx, full, attrs); err != nil || reviews != 2 {
 		t.Fatalf("the full user again: %v, %d reviews (want 2: one per user)", err, reviews)
+	}
+}
+
+// A namespace-scoped kubeforge answers a request for a namespace it does
+// not serve with NotFound naming why, before any review is asked (its
+// own ServiceAccount holds no Role there to act with).
+func TestAuthorizeRefusesNamespacesNotServed(t *testing.T) {
+	reviews := 0
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
+				reviews++
+				sar.Status.Allowed = true
+			}
+			return nil
+		},
+	}).Build()
+	a := &Auth{Client: c, TTL: time.Minute, Serves: func(ns string) bool { return ns == "team-a" }}
+	u := &User{Name: "alice"}
+	attrs := Attributes{Verb: "get", Group: "ide.kubeforge.io", Resource: "workspaces", Namespace: "team-b", Name: "alice"}
+	err := a.Authorize(context.Background(), u, attrs)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != 404 || e.Reason != "NamespaceNotServed" || !strings.Contains(e.Message, `"team-b"`) {
+		t.Fatalf("team-b: got %v, want a 404 NamespaceNotServed naming team-b", err)
+	}
+	if reviews != 0 {
+		t.Fatalf("%d reviews asked for a namespace not served", reviews)
+	}
+	attrs.Namespace = "team-a"
+	if err := a.Authorize(context.Background(), u, attrs); err != nil || reviews != 1 {
+		t.Fatalf("team-a: %v, %d reviews (want allowed after one)", err, reviews)
 	}
 }

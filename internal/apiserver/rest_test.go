@@ -85,8 +85,8 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		code, body := call("GET", path("team-a"), "", nil)
 		Expect(code).To(Equal(http.StatusUnauthorized))
 		Expect(apiError(body).Reason).To(Equal("Unauthorized"))
-		code, _ = call("GET", path("team-a"), "not-a-token", nil)
-		Expect(code).To(Equal(http.StatusUnauthorized))
+		code, body = call("GET", path("team-a"), "not-a-token", nil)
+		Expect(code).To(Equal(http.StatusUnauthorized), string(body))
 	})
 
 	It("should refuse a valid token that was not issued for this API's audience (401)", func() {

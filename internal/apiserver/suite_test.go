@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ import (
 // are ServiceAccounts whose tokens come from the TokenRequest API, with
 // Roles the specs create; the webhooks are installed, so admission errors
 // reach the API's callers. The server itself runs as a ServiceAccount
-// bound to config/rbac/role.yaml — the operator's real ClusterRole, not
+// bound to config/rbac/role.yaml and cluster_role.yaml — the operator's real roles, not
 // envtest's admin — and every request it sends is counted (operatorCalls).
 // envtest has no kubelet: pod logs come from a fake clientset.
 
@@ -127,22 +128,25 @@ func TestAPIServer(t *testing.T) {
 }
 
 // operatorConfig makes the operator's identity — a ServiceAccount bound to
-// the ClusterRole of config/rbac/role.yaml — and returns a config that
+// the ClusterRoles of config/rbac/role.yaml and cluster_role.yaml — and returns a config that
 // authenticates as it with a token, counting its requests.
 func operatorConfig() *rest.Config {
-	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", "role.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	role := &rbacv1.ClusterRole{}
-	Expect(yaml.Unmarshal(b, role)).To(Succeed())
-	role.Name = "kubeforge-manager"
-	Expect(k8sClient.Create(ctx, role)).To(Succeed())
 	Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kubeforge-system"}})).To(Succeed())
 	Expect(k8sClient.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "kubeforge-system", Name: "kubeforge"}})).To(Succeed())
-	Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubeforge-manager"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kubeforge", Namespace: "kubeforge-system"}},
-	})).To(Succeed())
+	// Both of the manager's roles: namespaced and cluster-scoped rules.
+	for _, file := range []string{"role.yaml", "cluster_role.yaml"} {
+		b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "rbac", file))
+		Expect(err).NotTo(HaveOccurred())
+		role := &rbacv1.ClusterRole{}
+		Expect(yaml.Unmarshal(b, role)).To(Succeed())
+		role.Name = "kubeforge-" + strings.TrimSuffix(file, ".yaml")
+		Expect(k8sClient.Create(ctx, role)).To(Succeed())
+		Expect(k8sClient.Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "kubeforge", Namespace: "kubeforge-system"}},
+		})).To(Succeed())
+	}
 	tr, err := clientset.CoreV1().ServiceAccounts("kubeforge-system").CreateToken(ctx, "kubeforge", &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600))},
 	}, metav1.CreateOptions{})

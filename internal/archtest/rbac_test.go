@@ -50,14 +50,16 @@ func TestClusterRoleIsListedAndLeasesAreNamespaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rule := range readRole(t, "config/rbac/role.yaml") {
-		for _, res := range rule.Resources {
-			if res == "leases" {
-				t.Errorf("the ClusterRole grants leases: leader election belongs in a Role in the operator's namespace")
-			}
-			named := strings.TrimSuffix(strings.TrimSuffix(res, "/status"), "/finalizers")
-			if !regexp.MustCompile(`\b` + regexp.QuoteMeta(named) + `\b`).Match(doc) {
-				t.Errorf("the ClusterRole grants %s %v, which docs/install.md does not list", res, rule.Verbs)
+	for _, role := range []string{"config/rbac/role.yaml", "config/rbac/cluster_role.yaml"} {
+		for _, rule := range readRole(t, role) {
+			for _, res := range rule.Resources {
+				if res == "leases" {
+					t.Errorf("%s grants leases: leader election belongs in a Role in the operator's namespace", role)
+				}
+				named := strings.TrimSuffix(strings.TrimSuffix(res, "/status"), "/finalizers")
+				if !regexp.MustCompile(`\b` + regexp.QuoteMeta(named) + `\b`).Match(doc) {
+					t.Errorf("%s grants %s %v, which docs/install.md does not list", role, res, rule.Verbs)
+				}
 			}
 		}
 	}

@@ -67,11 +67,13 @@ type CacheSettings struct {
 	// Transform, when set, is applied to every cached object after the
 	// managed fields are dropped: CacheTransform.
 	Transform toolscache.TransformFunc
+	// Scope is the namespaces the cache holds; the zero Scope, all.
+	Scope Scope
 }
 
 // CacheOptions are the manager's cache options for the given cached types.
 func CacheOptions(s CacheSettings, ownedTypes ...client.Object) cache.Options {
-	var opts cache.Options
+	opts := cache.Options{DefaultNamespaces: s.Scope.CacheNamespaces()}
 	var steps []toolscache.TransformFunc
 	if !s.KeepManagedFields {
 		steps = append(steps, cache.TransformStripManagedFields())

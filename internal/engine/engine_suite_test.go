@@ -41,8 +41,9 @@ var (
 func TestEngine(t *testing.T) {
 	testenv.Run(t, testenv.Suite{
 		Name: "Owned-object engine",
-		// cert-manager's CRDs: the engine is tried on every type a kind creates.
-		Options: testenv.Options{CertManagerCRDs: true},
+		// cert-manager's CRDs: the engine is tried on every type a kind creates;
+		// kubeforge's: the manager's roles are held to discovery (scope_test.go).
+		Options: testenv.Options{CertManagerCRDs: true, CRDs: true},
 		Setup:   func(_ context.Context, e *testenv.Env) error { env = e; return nil },
 	})
 }

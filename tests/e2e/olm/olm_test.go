@@ -41,12 +41,16 @@ func get(ns, what, path string) string {
 
 // subscribe subscribes the operators namespace to kubeforge's candidate
 // channel from our catalog, as docs/install.md does.
-func subscribe() {
+func subscribe() { subscribeIn(operatorsNS) }
+
+// subscribeIn subscribes namespace ns, whose OperatorGroup says which
+// namespaces the operator serves.
+func subscribeIn(ns string) {
 	kubectlApply(`apiVersion: operators.coreos.com/v1alpha1
 kind: Subscription
 metadata:
   name: kubeforge
-  namespace: ` + operatorsNS + `
+  namespace: ` + ns + `
 spec:
   channel: candidate
   name: kubeforge
@@ -55,14 +59,17 @@ spec:
 `)
 }
 
-// installed waits for the CSV to succeed and returns the manager Pods.
-func installed(csv, img string) {
+// installed waits for the CSV to succeed in the operators namespace and
+// for its two manager Pods to be Ready.
+func installed(csv, img string) { installedIn(operatorsNS, csv, img) }
+
+func installedIn(ns, csv, img string) {
 	Eventually(func(g Gomega) {
-		g.Expect(get(operatorsNS, "csv/"+csv, "{.status.phase}")).To(Equal("Succeeded"))
+		g.Expect(get(ns, "csv/"+csv, "{.status.phase}")).To(Equal("Succeeded"))
 	}).Should(Succeed(), "CSV %s", csv)
 	Eventually(func(g Gomega) {
 		pods := &corev1.PodList{}
-		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(operatorsNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
 		g.Expect(pods.Items).To(HaveLen(2))
 		for _, p := range pods.Items {
 			g.Expect(p.DeletionTimestamp).To(BeNil())
@@ -75,21 +82,27 @@ func installed(csv, img string) {
 
 // uninstall deletes the Subscription and the CSV, as OLM documents, and
 // waits until the manager's Pods are gone.
-func uninstall(csv string) {
-	_, err := kubectl("-n", operatorsNS, "delete", "subscription", "kubeforge", "--ignore-not-found")
+func uninstall(csv string) { uninstallFrom(operatorsNS, csv) }
+
+func uninstallFrom(ns, csv string) {
+	_, err := kubectl("-n", ns, "delete", "subscription", "kubeforge", "--ignore-not-found")
 	Expect(err).NotTo(HaveOccurred())
-	_, err = kubectl("-n", operatorsNS, "delete", "csv", csv, "--ignore-not-found")
+	_, err = kubectl("-n", ns, "delete", "csv", csv, "--ignore-not-found")
 	Expect(err).NotTo(HaveOccurred())
 	Eventually(func(g Gomega) {
 		pods := &corev1.PodList{}
-		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(operatorsNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
 		g.Expect(pods.Items).To(BeEmpty())
 	}).Should(Succeed())
 }
 
 func podSet(name string, replicas *int32, container string) *appsv1alpha1.PodSet {
+	return podSetIn(workNS, name, replicas, container)
+}
+
+func podSetIn(ns, name string, replicas *int32, container string) *appsv1alpha1.PodSet {
 	return &appsv1alpha1.PodSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: workNS, Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: appsv1alpha1.PodSetSpec{
 			Replicas: replicas,
 			Template: corev1.PodTemplateSpec{
@@ -104,10 +117,12 @@ func podSet(name string, replicas *int32, container string) *appsv1alpha1.PodSet
 }
 
 // ready waits for the PodSet to report n ready replicas.
-func ready(name string, n int32) {
+func ready(name string, n int32) { readyIn(workNS, name, n) }
+
+func readyIn(ns, name string, n int32) {
 	Eventually(func(g Gomega) {
 		ps := &appsv1alpha1.PodSet{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: workNS, Name: name}, ps)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ps)).To(Succeed())
 		g.Expect(ps.Status.ReadyReplicas).To(Equal(n))
 		g.Expect(ps.Status.ObservedGeneration).To(Equal(ps.Generation))
 	}).Should(Succeed())
@@ -309,5 +324,72 @@ spec:
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(strings.TrimSpace(out)).To(BeEmpty())
 		}).Should(Succeed())
+	})
+
+	It("installs for one namespace (SingleNamespace): reconciles there, ignores another, and cannot read a Secret elsewhere", func() {
+		const opNS, target = "kubeforge-single", "olm-tenant"
+		manager := "system:serviceaccount:" + opNS + ":kubeforge-controller-manager"
+		for _, ns := range []string{opNS, target} {
+			_, err := kubectl("create", "namespace", ns)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		timed("SingleNamespace install: OperatorGroup for "+target+", Subscription, CSV Succeeded", func() {
+			kubectlApply(`apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata:
+  name: kubeforge
+  namespace: ` + opNS + `
+spec:
+  targetNamespaces: [` + target + `]
+`)
+			subscribeIn(opNS)
+			installedIn(opNS, "kubeforge.v"+next, nextImage)
+		})
+		Expect(get(opNS, "deployment/kubeforge-controller-manager", "{.spec.template.metadata.annotations.olm\\.targetNamespaces}")).To(Equal(target),
+			"OLM hands the manager its target namespace (WATCH_NAMESPACE)")
+
+		By("a PodSet in the target namespace is defaulted by the webhook OLM scoped to it, and its Pod runs")
+		Eventually(func(g Gomega) {
+			labels, err := kubectl("get", "namespace", target, "-o", "jsonpath={.metadata.labels}")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(labels).To(ContainSubstring("olm.operatorgroup.uid/"), "OLM labels the target namespace its webhooks select")
+		}).Should(Succeed())
+		tenant := podSetIn(target, "tenant", nil, "web")
+		Eventually(func(g Gomega) {
+			err := k8sClient.Create(ctx, tenant)
+			if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
+				g.Expect(err).NotTo(HaveOccurred())
+			}
+			Expect(err).NotTo(HaveOccurred())
+		}, "1m", "500ms").Should(Succeed())
+		Expect(tenant.Spec.Replicas).To(Equal(ptr.To(appsv1alpha1.PodSetDefaultReplicas)))
+		readyIn(target, "tenant", 1)
+
+		By("a PodSet in another namespace is not acted upon: its new replicas stay unobserved and no Pod is added")
+		ps := &appsv1alpha1.PodSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: workNS, Name: "web"}, ps)).To(Succeed())
+		Expect(ps.Status.ObservedGeneration).To(Equal(ps.Generation), "run-bundle's operator reconciled it before it was removed")
+		_, err := kubectl("-n", workNS, "patch", "podset", "web", "--type", "merge", "-p", `{"spec":{"replicas":3}}`)
+		Expect(err).NotTo(HaveOccurred())
+		Consistently(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: workNS, Name: "web"}, ps)).To(Succeed())
+			g.Expect(ps.Status.ObservedGeneration).To(BeNumerically("<", ps.Generation))
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(workNS), client.MatchingLabels{"app": "web"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(1))
+		}, "15s", "1s").Should(Succeed())
+
+		By("its ServiceAccount may read Secrets in the target namespace and nowhere else")
+		canI := func(args ...string) string {
+			out, _ := kubectl(append([]string{"auth", "can-i", "--as", manager}, args...)...)
+			return strings.TrimSpace(out)
+		}
+		Expect(canI("get", "secrets", "-n", target)).To(Equal("yes"))
+		Expect(canI("get", "secrets", "-n", workNS)).To(Equal("no"))
+		Expect(canI("list", "secrets", "--all-namespaces")).To(Equal("no"))
+		Expect(canI("create", "pods", "-n", workNS)).To(Equal("no"))
+		Expect(canI("create", "subjectaccessreviews.authorization.k8s.io")).To(Equal("yes"), "the cluster-scoped grants it needs stay")
+
+		uninstallFrom(opNS, "kubeforge.v"+next)
 	})
 })
