@@ -17,6 +17,9 @@ KUSTOMIZE := $(TOOLS) kustomize
 # cache outside the repo by hack/test-binaries.sh.
 BIN_DIR = $(shell hack/test-binaries.sh --print)
 CLUSTER_NAME ?= kubeforge
+# What make deploy installs: config/default (with cert-manager),
+# config/without-cert-manager, or config/namespaced (docs/install.md).
+DEPLOY_CONFIG ?= config/default
 KUBECONFIG_DEMO = $(shell CLUSTER_NAME=$(CLUSTER_NAME) hack/cluster.sh kubeconfig)
 GO_PACKAGES = $$(go list ./... | grep -v /tests/)
 
@@ -230,9 +233,9 @@ uninstall: manifests ## Remove the CRDs from the current cluster.
 	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: manifests ## Deploy the operator (needs cert-manager) into the current cluster; IMG names the image. Monitoring: make deploy-monitoring.
+deploy: manifests ## Deploy the operator into the current cluster; IMG names the image, DEPLOY_CONFIG the kustomization (docs/install.md). Monitoring: make deploy-monitoring.
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | kubectl apply --server-side --force-conflicts -f -
+	$(KUSTOMIZE) build $(DEPLOY_CONFIG) | kubectl apply --server-side --force-conflicts -f -
 
 .PHONY: deploy-monitoring
 deploy-monitoring: ## Add the ServiceMonitor and alert rules to a `make deploy` install (needs prometheus-operator's CRDs).
@@ -243,4 +246,4 @@ undeploy: ## Remove the operator (and its ServiceMonitor and rules, where promet
 	@if kubectl get crd servicemonitors.monitoring.coreos.com >/dev/null 2>&1; then \
 		$(KUSTOMIZE) build config/monitoring | kubectl delete --ignore-not-found -f -; \
 	fi
-	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found -f -
+	$(KUSTOMIZE) build $(DEPLOY_CONFIG) | kubectl delete --ignore-not-found -f -

@@ -61,6 +61,7 @@ import (
 	"github.com/kubeforge/kubeforge/controllers/workspace"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/apiserver"
+	"github.com/kubeforge/kubeforge/internal/certs"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	kfmetrics "github.com/kubeforge/kubeforge/internal/metrics"
 	"github.com/kubeforge/kubeforge/internal/proof"
@@ -299,6 +300,19 @@ func main() {
 		"Comma-separated namespaces kubeforge serves: its cache, its informers and its clients hold only these, and it neither "+
 			"reads nor writes namespaced objects elsewhere (docs/install.md). Empty: every namespace. Defaults to $WATCH_NAMESPACE, "+
 			"which OLM sets to the OperatorGroup's target namespaces.")
+	apiCert := certFlags("api", "the API's", "Without --api-cert-path")
+	certValidity := flag.Duration("cert-validity", 90*24*time.Hour,
+		"How long each serving certificate the manager makes (the API's without --api-cert-path, the webhooks' with --webhook-cert-provision) is valid.")
+	certRenewBefore := flag.Duration("cert-renew-before", 30*24*time.Hour, "How long before its end such a certificate is replaced.")
+	caValidity := flag.Duration("ca-validity", 10*365*24*time.Hour, "How long the CA of such certificates is valid.")
+	webhookProvision := flag.Bool("webhook-cert-provision", false,
+		"Make and renew the webhooks' certificate (installs without cert-manager or OLM, config/without-cert-manager): kept in the Secret "+
+			"--webhook-cert-secret, its CA injected into the two webhook configurations and published in the ConfigMap --webhook-ca-configmap.")
+	webhookCert := certFlags("webhook", "the webhooks'", "With --webhook-cert-provision")
+	mutatingConfig := flag.String("mutating-webhook-configuration", "kubeforge-mutating-webhook-configuration",
+		"With --webhook-cert-provision: the MutatingWebhookConfiguration whose caBundle the manager keeps.")
+	validatingConfig := flag.String("validating-webhook-configuration", "kubeforge-validating-webhook-configuration",
+		"With --webhook-cert-provision: the ValidatingWebhookConfiguration whose caBundle the manager keeps.")
 	ensurePolicy := flag.Bool("ensure-admission-policy", false,
 		"Create or update the ValidatingAdmissionPolicies kubeforge-owner-record and kubeforge-references-<kind> and their bindings "+
 			"at start (under OLM, whose bundle cannot carry them; kustomize installs ship them in config/policy).")
@@ -315,9 +329,16 @@ func main() {
 	}
 
 	webhookOpts := webhook.Options{Port: webhookPort, TLSOpts: tlsOpts}
+	if *webhookProvision {
+		webhookCertPath = *webhookCert.dir
+	}
 	if webhookCertPath != "" {
 		setupLog.Info("Using webhook certificate", "path", filepath.Join(webhookCertPath, certName))
 		webhookOpts.CertDir, webhookOpts.CertName, webhookOpts.KeyName = webhookCertPath, certName, keyName
+		if *webhookProvision {
+			// The files internal/certs writes.
+			webhookOpts.CertName, webhookOpts.KeyName = certs.CertFile, certs.KeyFile
+		}
 	}
 
 	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics, TLSOpts: tlsOpts}
@@ -327,6 +348,12 @@ func main() {
 	if metricsCertPath != "" {
 		setupLog.Info("Using metrics certificate", "path", filepath.Join(metricsCertPath, certName))
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = metricsCertPath, certName, keyName
+	}
+
+	webhookServer := webhook.NewServer(webhookOpts)
+	if *webhookProvision {
+		// The certificate comes a moment after start (internal/certs).
+		webhookServer = certs.WaitingWebhookServer(webhookServer, webhookCertPath)
 	}
 
 	restConfig := ctrl.GetConfigOrDie()
@@ -344,6 +371,17 @@ func main() {
 		setupLog.Error(nil, "--installer-images is empty: name the installer images to allow, or * for any")
 		os.Exit(1)
 	}
+	// The API's certificate: cert-manager's (--api-cert-path), else the
+	// manager's own, in its namespace (internal/certs), else — only
+	// outside a cluster — a self-signed one for localhost, said loudly.
+	ownNS := ownNamespace(leaderElectionNamespace)
+	provisionAPICert := apiAddr != "0" && apiCertPath == "" && ownNS != "" && inCluster()
+	if provisionAPICert {
+		apiCertPath = *apiCert.dir
+	} else if apiAddr != "0" && apiCertPath == "" {
+		setupLog.Info("WARNING: the API serves a self-signed certificate for localhost: no --api-cert-path, and the manager runs " +
+			"outside a cluster, with no Service to make a certificate for. Only for trying things: callers cannot verify it.")
+	}
 	apiCAFile := ""
 	if apiCertPath != "" {
 		apiCAFile = filepath.Join(apiCertPath, "ca.crt")
@@ -357,6 +395,7 @@ func main() {
 		setupLog.Error(err, "--watch-namespaces")
 		os.Exit(1)
 	}
+	scope = scope.WithOwn(ownNamespace(leaderElectionNamespace))
 	cacheSettings.Scope = scope
 	setupLog.Info("Serving", "namespaces", scope.String())
 	allowFrom := splitList(*workspaceAllow)
@@ -394,7 +433,7 @@ func main() {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  sch,
 		Metrics:                 metricsOpts,
-		WebhookServer:           webhook.NewServer(webhookOpts),
+		WebhookServer:           webhookServer,
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          enableLeaderElection,
 		LeaderElectionID:        leaderElectionID,
@@ -447,6 +486,43 @@ func main() {
 	if err := kfmetrics.Register(ctrlmetrics.Registry, mgr.GetCache()); err != nil {
 		setupLog.Error(err, "Unable to register metrics")
 		os.Exit(1)
+	}
+
+	// The certificates the manager makes itself (internal/certs).
+	var provisions []certs.Options
+	serviceNames := func(svc string) []string {
+		return []string{svc + "." + ownNS + ".svc", svc, svc + "." + ownNS, svc + "." + ownNS + ".svc." + clusterDomain}
+	}
+	if provisionAPICert {
+		provisions = append(provisions, apiCert.options("api", serviceNames))
+	}
+	if *webhookProvision {
+		if ownNS == "" {
+			setupLog.Error(nil, "--webhook-cert-provision needs the manager's namespace (POD_NAMESPACE)")
+			os.Exit(1)
+		}
+		o := webhookCert.options("webhook", serviceNames)
+		o.Webhooks = []certs.Webhook{{Name: *mutatingConfig, Mutating: true}, {Name: *validatingConfig}}
+		provisions = append(provisions, o)
+	}
+	if len(provisions) > 0 {
+		direct, err := client.New(restConfig, client.Options{Scheme: sch})
+		if err != nil {
+			setupLog.Error(err, "Unable to create a client")
+			os.Exit(1)
+		}
+		for _, o := range provisions {
+			o.Namespace, o.Validity, o.RenewBefore, o.CAValidity = ownNS, *certValidity, *certRenewBefore, *caValidity
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err = certs.Provision(ctx, mgr, direct, o)
+			cancel()
+			if err != nil {
+				setupLog.Error(err, "Unable to provision a certificate", "for", o.Name)
+				os.Exit(1)
+			}
+			setupLog.Info("Serving a certificate the manager makes and renews", "for", o.Name, "secret", ownNS+"/"+o.Secret,
+				"ca", ownNS+"/"+o.CAConfigMap)
+		}
 	}
 
 	if apiAddr != "0" {
@@ -528,19 +604,47 @@ func ensureAdmissionPolicy(cfg *rest.Config, sch *runtime.Scheme) error {
 	return nil
 }
 
+// certFlag is the flags of one certificate the manager may make itself
+// (internal/certs): --<p>-cert-secret, --<p>-ca-configmap, --<p>-service
+// and --<p>-cert-dir.
+type certFlag struct{ secret, configMap, service, dir *string }
+
+func certFlags(p, whose, when string) certFlag {
+	return certFlag{
+		secret: flag.String(p+"-cert-secret", "kubeforge-"+p+"-cert",
+			when+": the Secret (in the manager's namespace) where the manager keeps "+whose+" CA and serving certificate, which it makes and renews."),
+		configMap: flag.String(p+"-ca-configmap", "kubeforge-"+p+"-ca",
+			when+": the ConfigMap (in the manager's namespace) where the manager publishes the CA of "+whose+" certificate (ca.crt)."),
+		service: flag.String(p+"-service", map[string]string{"api": "kubeforge-api", "webhook": "kubeforge-webhook-service"}[p],
+			when+": the Service whose DNS names "+whose+" certificate is for."),
+		dir: flag.String(p+"-cert-dir", "/var/run/kubeforge/"+p+"-certs",
+			when+": a writable directory where each replica keeps the certificate it serves."),
+	}
+}
+
+func (f certFlag) options(name string, serviceNames func(string) []string) certs.Options {
+	return certs.Options{Name: name, Secret: *f.secret, CAConfigMap: *f.configMap, Dir: *f.dir, DNSNames: serviceNames(*f.service)}
+}
+
+// ownNamespace is the namespace the manager runs in ($POD_NAMESPACE, else
+// its ServiceAccount's), else fallback; "" outside a cluster without one.
+func ownNamespace(fallback string) string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		if ns := strings.TrimSpace(string(b)); ns != "" {
+			return ns
+		}
+	}
+	return fallback
+}
+
 // loadOwnershipKey reads (or, on the very first start, makes) the key
 // that seals what kubeforge creates, from the API server directly.
 func loadOwnershipKey(cfg *rest.Config, sch *runtime.Scheme, namespace, leaderNamespace, name string) (*proof.Keyring, error) {
 	if namespace == "" {
-		namespace = os.Getenv("POD_NAMESPACE")
-	}
-	if namespace == "" {
-		if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
-			namespace = strings.TrimSpace(string(b))
-		}
-	}
-	if namespace == "" {
-		namespace = leaderNamespace
+		namespace = ownNamespace(leaderNamespace)
 	}
 	if namespace == "" {
 		return nil, errors.New("set --ownership-key-namespace (or POD_NAMESPACE, or --leader-election-namespace)")

@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubeforge/kubeforge/internal/certs"
 	"github.com/kubeforge/kubeforge/internal/localca"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,9 +59,11 @@ type Server struct {
 	// Addr to listen on, e.g. ":8082".
 	Addr string
 	// CertDir holds tls.crt and tls.key (cert-manager's Secret, in
-	// config/default); they are read again whenever they change, so a
-	// renewed certificate is served without a restart. A self-signed
-	// certificate is made when empty.
+	// config/default; or the operator's own, internal/certs); they are
+	// read again whenever they change, so a renewed certificate is served
+	// without a restart, and waited for when they are not there yet. A
+	// self-signed localhost certificate is made when empty: the manager
+	// does that only outside a cluster, and says so.
 	CertDir string
 	// Client reads kubeforge objects as the operator (after the caller's
 	// RBAC allowed the call).
@@ -215,8 +218,15 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
 	if s.CertDir != "" {
+		// A certificate the operator provisions itself (internal/certs)
+		// is written a moment after start: wait for it.
+		if err := certs.WaitForFiles(ctx, s.CertDir, func() {
+			log.Info("Waiting for the API's certificate", "dir", s.CertDir)
+		}); err != nil {
+			return err
+		}
 		// Watched (file events, and a poll every 10 s as a fallback): a
-		// certificate cert-manager renews is served from the next handshake.
+		// renewed certificate is served from the next handshake.
 		w, err := certwatcher.New(filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key"))
 		if err != nil {
 			return fmt.Errorf("reading the API's certificate: %w", err)

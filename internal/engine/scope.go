@@ -22,6 +22,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -41,7 +43,13 @@ import (
 // Cluster-scoped requests (an empty namespace) pass; the cluster-scoped
 // resources the manager needs at all are listed, with the reason, in
 // ClusterScopedAccess.
-type Scope struct{ namespaces []string }
+type Scope struct {
+	namespaces []string
+	// own is the operator's own namespace: its clients reach it (the
+	// ownership key, its certificates, leader election), its cache does
+	// not hold it unless it is served.
+	own string
+}
 
 // NewScope is the Scope of the named namespaces; none means every
 // namespace. Each name must be a namespace name.
@@ -57,6 +65,12 @@ func NewScope(namespaces []string) (Scope, error) {
 	}
 	slices.Sort(s.namespaces)
 	return s, nil
+}
+
+// WithOwn is s whose clients also reach the operator's own namespace ns.
+func (s Scope) WithOwn(ns string) Scope {
+	s.own = ns
+	return s
 }
 
 // All reports whether the Scope serves every namespace.
@@ -99,7 +113,7 @@ func (s Scope) NotServed(gr schema.GroupResource, ns, name string) error {
 }
 
 func (s Scope) check(c client.Client, obj runtime.Object, ns, name string) error {
-	if s.Serves(ns) {
+	if s.Serves(ns) || ns == s.own && s.own != "" {
 		return nil
 	}
 	gr := schema.GroupResource{Resource: fmt.Sprintf("%T", obj)}
@@ -140,10 +154,35 @@ func (r scopedReader) Get(ctx context.Context, key client.ObjectKey, obj client.
 }
 
 func (r scopedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := r.s.check(r.c, list, listNamespace(opts), ""); err != nil {
+	// The API reader has no cache: a list without a namespace would be
+	// one across every namespace.
+	if err := r.s.checkList(r.c, list, listNamespace(opts), true); err != nil {
 		return err
 	}
 	return r.Reader.List(ctx, list, opts...)
+}
+
+// checkList checks a list in namespace ns. A list without a namespace
+// is refused for namespaced kinds when it would reach the API server
+// (uncached: the API reader, or ContentKinds, which are read past the
+// cache); from the cache it holds only the served namespaces.
+func (s Scope) checkList(c client.Client, list client.ObjectList, ns string, uncached bool) error {
+	if ns != "" || s.All() {
+		return s.check(c, list, ns, "")
+	}
+	gvk, err := c.GroupVersionKindFor(list)
+	if err != nil {
+		return fmt.Errorf("listing %T: %w", list, err)
+	}
+	gk := schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}
+	if _, metadata := list.(*metav1.PartialObjectMetadataList); !uncached && (!IsContentKind(gk) || metadata) {
+		return nil // from the cache (ContentKinds' metadata is cached)
+	}
+	if m, err := c.RESTMapper().RESTMapping(gk, gvk.Version); err == nil && m.Scope.Name() == meta.RESTScopeNameRoot {
+		return nil
+	}
+	return apierrors.NewForbidden(schema.GroupResource{Group: gk.Group, Resource: gk.Kind}, "",
+		fmt.Errorf("a list across every namespace, and this kubeforge serves only --watch-namespaces=%s: name the namespace", s))
 }
 
 func listNamespace(opts []client.ListOption) string {
@@ -165,7 +204,7 @@ func (c scopedClient) Get(ctx context.Context, key client.ObjectKey, obj client.
 }
 
 func (c scopedClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if err := c.s.check(c.Client, list, listNamespace(opts), ""); err != nil {
+	if err := c.s.checkList(c.Client, list, listNamespace(opts), false); err != nil {
 		return err
 	}
 	return c.Client.List(ctx, list, opts...)
@@ -302,10 +341,13 @@ var ClusterScopedAccess = []ClusterAccess{
 	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Why: "ask whether a requester may do what an object or an API call asks (webhooks, API, metrics)"},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Why: "apply kubeforge's own policies under OLM (--ensure-admission-policy)"},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Why: "bind those policies"},
+	// (impersonate:serviceaccount on authentication.k8s.io serviceaccounts
+	// is checked in the ServiceAccount's namespace: it is a namespaced
+	// rule, so a namespace-scoped kubeforge acts only as the
+	// ServiceAccounts of the namespaces it serves.)
 	{Group: "authentication.k8s.io", Resource: "users", Why: "constrained impersonation of the API's caller (impersonate:user-info); what it may do is bounded per namespace by impersonate-on verbs"},
 	{Group: "authentication.k8s.io", Resource: "groups", Why: "the caller's groups, for the same impersonation"},
 	{Group: "authentication.k8s.io", Resource: "uids", Why: "the caller's UID, for the same impersonation"},
-	{Group: "authentication.k8s.io", Resource: "serviceaccounts", Why: "constrained impersonation of a caller that is a ServiceAccount of any namespace (impersonate:serviceaccount)"},
 }
 
 // ClusterAccess is one cluster-scoped resource of ClusterScopedAccess.

@@ -96,6 +96,20 @@ var _ = Describe("A namespace-scoped manager (engine.Scope)", func() {
 		notServed(reader.Get(ctx, out, &corev1.Secret{}))
 		notServed(reader.List(ctx, &corev1.SecretList{}, client.InNamespace("scope-out")))
 		notServed(scoped.List(ctx, &corev1.ServiceList{}, client.InNamespace("scope-out")))
+		By("a list across every namespace that would reach the API server is refused too; from the cache it holds only the served")
+		across := func(err error) {
+			GinkgoHelper()
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
+			Expect(err).To(MatchError(ContainSubstring("a list across every namespace")))
+		}
+		across(reader.List(ctx, &corev1.SecretList{}))
+		across(reader.List(ctx, &corev1.ServiceList{}))
+		across(scoped.List(ctx, &corev1.SecretList{})) // read past the cache
+		Expect(reader.List(ctx, &corev1.NamespaceList{})).To(Succeed(), "cluster-scoped")
+		services := &corev1.ServiceList{}
+		Expect(scoped.List(ctx, services)).To(Succeed())
+		Expect(services.Items).To(HaveLen(1))
+		Expect(services.Items[0].Namespace).To(Equal("scope-in"))
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "scope-out", Name: "planted"}}
 		notServed(scoped.Create(ctx, cm))
 		svc := &corev1.Service{}
@@ -109,6 +123,14 @@ var _ = Describe("A namespace-scoped manager (engine.Scope)", func() {
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, types.NamespacedName{Namespace: "scope-out", Name: "planted"}, &corev1.ConfigMap{}))).To(BeTrue(),
 			"nothing was written outside the scope")
 		Expect(env.Client.Get(ctx, out, svc)).To(Succeed(), "nothing was deleted outside the scope")
+
+		By("the operator's own namespace is reached by the client (its key, its certificates), never cached")
+		Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "scope-own"}}))).To(Succeed())
+		own := scope.WithOwn("scope-own").Client(base)
+		Expect(own.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "scope-own", Name: "ca"}})).To(Succeed())
+		notServed(own.Get(ctx, out, &corev1.Service{}))
+		Expect(scope.WithOwn("scope-own").CacheNamespaces()).To(HaveLen(1))
+		Expect(scope.WithOwn("scope-own").Serves("scope-own")).To(BeFalse(), "not served: the API and the reconcilers do not act there")
 
 		By("inside it, and for cluster-scoped objects, it is the client it wraps")
 		Expect(scoped.Get(ctx, types.NamespacedName{Namespace: "scope-in", Name: "svc"}, &corev1.Service{})).To(Succeed())
@@ -130,9 +152,12 @@ var _ = Describe("A namespace-scoped manager (engine.Scope)", func() {
 		// Constrained impersonation's resources are checked by the
 		// authorizer but not served, so discovery does not list them.
 		virtual := map[schema.GroupResource]bool{}
-		for _, r := range []string{"users", "groups", "uids", "serviceaccounts"} {
+		for _, r := range []string{"users", "groups", "uids"} {
 			virtual[schema.GroupResource{Group: "authentication.k8s.io", Resource: r}] = true
 		}
+		// impersonate:serviceaccount is checked in the ServiceAccount's
+		// namespace.
+		virtualNamespaced := schema.GroupResource{Group: "authentication.k8s.io", Resource: "serviceaccounts"}
 		clusterScoped := func(gr schema.GroupResource) bool {
 			namespaced, known := scoped[gr]
 			return virtual[gr] || known && !namespaced
@@ -154,7 +179,7 @@ var _ = Describe("A namespace-scoped manager (engine.Scope)", func() {
 						gr := schema.GroupResource{Group: g, Resource: strings.SplitN(res, "/", 2)[0]}
 						if wantNamespaced {
 							namespaced, known := scoped[gr]
-							Expect(known && namespaced).To(BeTrue(), "%s grants %s, which is not a namespaced resource: add it to engine.ClusterScopedAccess", file, gr)
+							Expect(known && namespaced || gr == virtualNamespaced).To(BeTrue(), "%s grants %s, which is not a namespaced resource: add it to engine.ClusterScopedAccess", file, gr)
 						} else {
 							Expect(clusterScoped(gr)).To(BeTrue(), "%s grants %s, which is namespaced", file, gr)
 						}

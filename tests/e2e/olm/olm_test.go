@@ -15,9 +15,14 @@
 package olm
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -128,19 +133,34 @@ func readyIn(ns, name string, n int32) {
 	}).Should(Succeed())
 }
 
-// scale patches a PodSet's replicas. Right after an install, Ready manager
-// Pods are not yet a routed webhook Service (kube-proxy programs its
-// endpoints a moment later): a patch refused for want of the webhook is
-// tried again, anything else fails at once.
-func scale(name string, n int32) {
+// throughWebhook runs a write until it is not refused for want of the
+// webhook. Right after an install, Ready manager Pods are not yet a
+// routed webhook Service (kube-proxy programs its endpoints a moment
+// later): such a refusal is tried again, anything else fails at once.
+func throughWebhook(write func() error) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		_, err := kubectl("-n", workNS, "patch", "podset", name, "--type", "merge", "-p", `{"spec":{"replicas":`+strconv.Itoa(int(n))+`}}`)
+		err := write()
 		if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
 			g.Expect(err).NotTo(HaveOccurred())
 		}
 		Expect(err).NotTo(HaveOccurred())
 	}, "1m", "500ms").Should(Succeed())
+}
+
+// scale patches a PodSet's replicas.
+func scale(name string, n int32) {
+	GinkgoHelper()
+	throughWebhook(func() error {
+		_, err := kubectl("-n", workNS, "patch", "podset", name, "--type", "merge", "-p", `{"spec":{"replicas":`+strconv.Itoa(int(n))+`}}`)
+		return err
+	})
+}
+
+// createThroughWebhook creates obj once the webhook answers.
+func createThroughWebhook(obj client.Object) {
+	GinkgoHelper()
+	throughWebhook(func() error { return k8sClient.Create(ctx, obj) })
 }
 
 var _ = Describe("Installed by OLM", Ordered, Label("olm"), func() {
@@ -190,6 +210,23 @@ spec:
 		for _, ns := range strings.Fields(hooks) {
 			Expect(ns).To(Equal(operatorsNS))
 		}
+
+		By("each replica's API serves the certificate the manager made for its Service, which verifies against the CA it published")
+		Eventually(func(g Gomega) {
+			ca := get(operatorsNS, "configmap/kubeforge-api-ca", `{.data.ca\.crt}`)
+			pool := x509.NewCertPool()
+			g.Expect(pool.AppendCertsFromPEM([]byte(ca))).To(BeTrue(), "the CA is published")
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(operatorsNS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(2))
+			for _, p := range pods.Items {
+				conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", net.JoinHostPort(p.Status.PodIP, "8082"),
+					&tls.Config{RootCAs: pool, ServerName: "kubeforge-api." + operatorsNS + ".svc"})
+				g.Expect(err).NotTo(HaveOccurred(), "pod %s", p.Name)
+				g.Expect(conn.ConnectionState().PeerCertificates[0].DNSNames).NotTo(ContainElement("localhost"), "not the self-signed one")
+				_ = conn.Close()
+			}
+		}).Should(Succeed())
 	})
 
 	It("defaults, validates and reconciles a PodSet through OLM's webhook configuration", func() {
@@ -355,13 +392,7 @@ spec:
 			g.Expect(labels).To(ContainSubstring("olm.operatorgroup.uid/"), "OLM labels the target namespace its webhooks select")
 		}).Should(Succeed())
 		tenant := podSetIn(target, "tenant", nil, "web")
-		Eventually(func(g Gomega) {
-			err := k8sClient.Create(ctx, tenant)
-			if err != nil && strings.Contains(err.Error(), "failed calling webhook") {
-				g.Expect(err).NotTo(HaveOccurred())
-			}
-			Expect(err).NotTo(HaveOccurred())
-		}, "1m", "500ms").Should(Succeed())
+		createThroughWebhook(tenant)
 		Expect(tenant.Spec.Replicas).To(Equal(ptr.To(appsv1alpha1.PodSetDefaultReplicas)))
 		readyIn(target, "tenant", 1)
 
@@ -391,5 +422,56 @@ spec:
 		Expect(canI("create", "subjectaccessreviews.authorization.k8s.io")).To(Equal("yes"), "the cluster-scoped grants it needs stay")
 
 		uninstallFrom(opNS, "kubeforge.v"+next)
+	})
+
+	It("installs with kustomize on this cluster without cert-manager: the manager makes the webhooks' and the API's certificates, which verify against the CAs it publishes", func() {
+		const ns = "kubeforge-system"
+		_, err := kubectl("get", "crd", "certificates.cert-manager.io")
+		Expect(err).To(HaveOccurred(), "this step proves an install without cert-manager")
+		timed("make deploy DEPLOY_CONFIG=config/without-cert-manager until both replicas are Ready", func() {
+			_, err := run([]string{"IMG=" + nextImage, "DEPLOY_CONFIG=config/without-cert-manager"}, "make", "deploy")
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(func(g Gomega) {
+				pods := &corev1.PodList{}
+				g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+				g.Expect(pods.Items).To(HaveLen(2))
+				for _, p := range pods.Items {
+					g.Expect(p.Status.ContainerStatuses).NotTo(BeEmpty())
+					g.Expect(p.Status.ContainerStatuses[0].Ready).To(BeTrue(), "Ready once its webhook server serves the certificate")
+				}
+			}).Should(Succeed())
+		})
+
+		By("both webhook configurations carry the published CA, and the API server reaches the webhooks with it")
+		ca := get(ns, "configmap/kubeforge-webhook-ca", `{.data.ca\.crt}`)
+		Expect(ca).To(ContainSubstring("BEGIN CERTIFICATE"))
+		for _, c := range []string{"mutatingwebhookconfiguration/kubeforge-mutating-webhook-configuration",
+			"validatingwebhookconfiguration/kubeforge-validating-webhook-configuration"} {
+			Eventually(func() string {
+				b64 := get("", c, "{.webhooks[0].clientConfig.caBundle}")
+				b, _ := base64.StdEncoding.DecodeString(b64)
+				return strings.TrimSpace(string(b)) // as get trims ca
+			}).Should(Equal(ca), c)
+		}
+		ps := podSet("without-cert-manager", nil, "web")
+		createThroughWebhook(ps)
+		Expect(ps.Spec.Replicas).To(Equal(ptr.To(appsv1alpha1.PodSetDefaultReplicas)), "defaulted by the webhook, over TLS the API server verified")
+		ready("without-cert-manager", 1)
+
+		By("each replica's API serves a certificate for its Service that verifies against the CA in kubeforge-api-ca")
+		pool := x509.NewCertPool()
+		Expect(pool.AppendCertsFromPEM([]byte(get(ns, "configmap/kubeforge-api-ca", `{.data.ca\.crt}`)))).To(BeTrue())
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		for _, p := range pods.Items {
+			Eventually(func() error {
+				conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", net.JoinHostPort(p.Status.PodIP, "8082"),
+					&tls.Config{RootCAs: pool, ServerName: "kubeforge-api." + ns + ".svc"})
+				if err == nil {
+					_ = conn.Close()
+				}
+				return err
+			}).Should(Succeed(), "pod %s", p.Name)
+		}
 	})
 })
