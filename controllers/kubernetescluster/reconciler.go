@@ -22,9 +22,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"time"
 
@@ -243,9 +241,12 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	}
 	var apiCA []byte
 	if r.CallbackCAFile != "" {
-		// Read for each operation: cert-manager may have renewed it.
-		if apiCA, err = os.ReadFile(r.CallbackCAFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return o, fmt.Errorf("reading the API's CA for the installer: %w", err)
+		// Read for each operation: it may have been renewed. A CA that is
+		// not there yet (the manager's own certificate, made a moment
+		// after it started) is waited for: an installer given none could
+		// not verify the API it reports to.
+		if apiCA, err = os.ReadFile(r.CallbackCAFile); err != nil {
+			return o, fmt.Errorf("reading the API's CA for the installer (the operation starts once it is there): %w", err)
 		}
 	}
 	objs = append(objs, CallbackSecret(kc, op, token, r.CallbackURL, apiCA))
