@@ -262,8 +262,8 @@ func main() {
 	flag.StringVar(&apiAudience, "api-token-audience", apiserver.DefaultAudience,
 		"The audience the API's bearer tokens must be issued for, e.g. kubectl create token SA --audience kubeforge.")
 	flag.StringVar(&apiCertPath, "api-cert-path", "",
-		"The directory with tls.crt, tls.key and ca.crt for the API (reloaded when they change; ca.crt is handed to installers); "+
-			"a self-signed certificate is made when empty.")
+		"The directory with tls.crt, tls.key and ca.crt for the API (reloaded when they change; ca.crt is handed to installers). "+
+			"When empty the manager makes and renews one itself (--api-cert-secret); outside a cluster, a self-signed one for localhost.")
 	flag.StringVar(&apiAdvertiseURL, "api-advertise-url", "",
 		"The URL at which installer Jobs reach the API, e.g. https://kubeforge-api.kubeforge-system.svc:8082, for their callbacks.")
 	flag.IntVar(&apiMaxWaits, "api-max-waits-per-caller", apiserver.DefaultMaxWaitsPerCaller,

@@ -410,6 +410,44 @@ spec:
 			g.Expect(pods.Items).To(HaveLen(1))
 		}, "15s", "1s").Should(Succeed())
 
+		By("outside its webhooks' namespaces, the references policy the manager applied still refuses a Secret the requester may not read")
+		kubectlApply(`apiVersion: v1
+kind: Secret
+metadata: {name: alice-token, namespace: ` + workNS + `}
+stringData: {token: s3cret}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: podset-writer, namespace: ` + workNS + `}
+rules:
+- {apiGroups: [apps.kubeforge.io], resources: [podsets], verbs: [create, get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: mallory-podsets, namespace: ` + workNS + `}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: podset-writer}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: mallory}]
+`)
+		stealing := `apiVersion: apps.kubeforge.io/v1alpha1
+kind: PodSet
+metadata: {name: stealing, namespace: ` + workNS + `}
+spec:
+  replicas: 1
+  template:
+    metadata: {labels: {app: stealing}}
+    spec:
+      containers:
+      - name: web
+        image: ` + echoImage + `
+        env: [{name: T, valueFrom: {secretKeyRef: {name: alice-token, key: token}}}]
+`
+		Eventually(func(g Gomega) {
+			_, err := e2ekit.Run(root, []string{"KUBECONFIG=" + kubeconfig}, strings.NewReader(stealing), "kubectl", "--as", "mallory", "create", "-f", "-")
+			g.Expect(err).To(HaveOccurred(), "admitted with no webhook in "+workNS)
+			g.Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy 'kubeforge-references-podsets'"))
+			g.Expect(err.Error()).To(ContainSubstring("alice-token"))
+		}, "30s").Should(Succeed())
+
 		By("its ServiceAccount may read Secrets in the target namespace and nowhere else")
 		canI := func(args ...string) string {
 			out, _ := kubectl(append([]string{"auth", "can-i", "--as", manager}, args...)...)
