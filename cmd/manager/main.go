@@ -474,7 +474,7 @@ func main() {
 			os.Exit(1)
 		}
 		if enableWebhooks {
-			if err := k.webhooks(mgr, admit.Options{Proof: keys, Policy: policy, InstallerImages: installerPolicy}); err != nil {
+			if err := k.webhooks(mgr, admit.Options{Proof: keys, Policy: policy, InstallerImages: installerPolicy, Reader: apiReader}); err != nil {
 				setupLog.Error(err, "Unable to create webhook", "webhook", k.name)
 				os.Exit(1)
 			}

@@ -239,15 +239,9 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	if err != nil {
 		return o, err
 	}
-	var apiCA []byte
-	if r.CallbackCAFile != "" {
-		// Read for each operation: it may have been renewed. A CA that is
-		// not there yet (the manager's own certificate, made a moment
-		// after it started) is waited for: an installer given none could
-		// not verify the API it reports to.
-		if apiCA, err = os.ReadFile(r.CallbackCAFile); err != nil {
-			return o, fmt.Errorf("reading the API's CA for the installer (the operation starts once it is there): %w", err)
-		}
+	apiCA, err := callbackCA(r.CallbackCAFile)
+	if err != nil {
+		return o, err
 	}
 	objs = append(objs, CallbackSecret(kc, op, token, r.CallbackURL, apiCA))
 	log.Info("Starting operation", "operation", op.ID, "job", op.JobName)
@@ -381,4 +375,20 @@ func ptrNow() *metav1.Time {
 // against a lagging view is looked at again) and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return Types.Controller(mgr, "kubernetescluster", &clusterv1alpha1.KubernetesCluster{}).Complete(r)
+}
+
+// callbackCA is the CA an installer verifies the API with, read for each
+// operation (it may have been renewed); none when the API has no CA file.
+// A CA file that is not there yet (the manager's own certificate, made a
+// moment after it started) is an error, so that the operation waits for
+// it: an installer given none could not verify the API it reports to.
+func callbackCA(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	ca, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API's CA for the installer (the operation starts once it is there): %w", err)
+	}
+	return ca, nil
 }

@@ -129,6 +129,10 @@ type Options struct {
 	// InstallerImages are the installer images KubernetesClusters may run;
 	// nil is validation.DefaultInstallerImages.
 	InstallerImages validation.ImagePolicy
+	// Reader reads past the cache what a spec names (a claim, to see
+	// whose it is): the manager's API reader, scoped as its client is
+	// (engine.Scope); nil is mgr.GetAPIReader().
+	Reader client.Reader
 }
 
 // Register serves the kind's mutating and validating webhooks on the
@@ -138,8 +142,12 @@ func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error 
 	srv := mgr.GetWebhookServer()
 	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k})
 	mutate.Handler = guardQuantities(gk, mutate.Handler)
+	reader := opts.Reader
+	if reader == nil {
+		reader = mgr.GetAPIReader()
+	}
 	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk, reviews: mgr.GetClient(),
-		reader: mgr.GetAPIReader(), proof: opts.Proof})
+		reader: reader, proof: opts.Proof})
 	validate.Handler = guardQuantities(gk, validate.Handler)
 	srv.Register(MutatePath(k.GVK), mutate)
 	srv.Register(ValidatePath(k.GVK), validate)
