@@ -151,21 +151,29 @@ func TestAFullLimiterTableRefusesNewAddressesAndForgetsNoSpentBudget(t *testing.
 	}
 }
 
+// reviewing is a client whose SubjectAccessReviews are answered by allow,
+// counted in reviews.
+func reviewing(reviews *int, allow func(*authorizationv1.SubjectAccessReview) bool) client.Client {
+	return fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
+				*reviews++
+				sar.Status.Allowed = allow(sar)
+			}
+			return nil
+		},
+	}).Build()
+}
+
 // A cached answer is for the whole user the review was asked for: the same
 // name and groups with other extra (a token scoped to less) is asked again,
 // not answered from the first one's cache.
 func TestAuthorizeCachesPerUserExtra(t *testing.T) {
 	reviews := 0
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
-		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
-				reviews++
-				_, scoped := sar.Spec.Extra["scopes.example.com"]
-				sar.Status.Allowed = !scoped
-			}
-			return nil
-		},
-	}).Build()
+	c := reviewing(&reviews, func(sar *authorizationv1.SubjectAccessReview) bool {
+		_, scoped := sar.Spec.Extra["scopes.example.com"]
+		return !scoped
+	})
 	a := &Auth{Client: c, TTL: time.Minute}
 	ctx := context.Background()
 	attrs := Attributes{Verb: "get", Group: "ide.kubeforge.io", Resource: "workspaces", Namespace: "team-a", Name: "alice"}
@@ -188,15 +196,7 @@ func TestAuthorizeCachesPerUserExtra(t *testing.T) {
 // own ServiceAccount holds no Role there to act with).
 func TestAuthorizeRefusesNamespacesNotServed(t *testing.T) {
 	reviews := 0
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
-		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
-				reviews++
-				sar.Status.Allowed = true
-			}
-			return nil
-		},
-	}).Build()
+	c := reviewing(&reviews, func(*authorizationv1.SubjectAccessReview) bool { return true })
 	a := &Auth{Client: c, TTL: time.Minute, Serves: func(ns string) bool { return ns == "team-a" }}
 	u := &User{Name: "alice"}
 	attrs := Attributes{Verb: "get", Group: "ide.kubeforge.io", Resource: "workspaces", Namespace: "team-b", Name: "alice"}
