@@ -140,7 +140,7 @@ type Options struct {
 func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error {
 	gk := k.GVK.GroupKind()
 	srv := mgr.GetWebhookServer()
-	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k})
+	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k: k, keys: opts.Proof})
 	mutate.Handler = guardQuantities(gk, mutate.Handler)
 	reader := opts.Reader
 	if reader == nil {
@@ -154,7 +154,10 @@ func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error 
 	return nil
 }
 
-type defaulter[T client.Object] struct{ k Kind[T] }
+type defaulter[T client.Object] struct {
+	k    Kind[T]
+	keys *proof.Keyring
+}
 
 func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	d.k.Default(obj)
@@ -162,17 +165,28 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	if err != nil {
 		return nil
 	}
-	if d.k.DefaultNew != nil {
-		var old T
-		if req.Operation == admissionv1.Update {
-			old = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-			if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
-				return fmt.Errorf("reading the stored object: %w", err)
-			}
+	var old *T
+	if req.Operation == admissionv1.Update {
+		o := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+		if err := json.Unmarshal(req.OldObject.Raw, o); err != nil {
+			return fmt.Errorf("reading the stored object: %w", err)
 		}
-		d.k.DefaultNew(old, obj)
+		old = &o
 	}
-	return recordCreator(req, obj)
+	if d.k.DefaultNew != nil {
+		var was T
+		if old != nil {
+			was = *old
+		}
+		d.k.DefaultNew(was, obj)
+	}
+	if err := recordCreator(req, obj); err != nil {
+		return err
+	}
+	if d.keys == nil || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+		return nil
+	}
+	return d.k.stamp(d.keys, obj, old)
 }
 
 // recordCreator writes who created the object and whom it belongs to

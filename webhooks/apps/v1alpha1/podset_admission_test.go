@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 	corev1 "k8s.io/api/core/v1"
@@ -67,6 +68,26 @@ var _ = Describe("PodSet webhooks", func() {
 			Expect(suite.Client.Update(suite.Ctx, ps)).To(Succeed())
 			Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 2))
 			Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 2))
+		})
+
+		It("should stamp what it admits, for that spec only, and replace a stamp a client writes", func() {
+			u := podSetJSON("stamped", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+			ps := &appsv1alpha1.PodSet{}
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue(), "stamped at create")
+
+			By("a stamp a client writes is replaced by the webhook's")
+			ps.Annotations[admit.StampAnnotation] = "forged"
+			ps.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+			Expect(suite.Client.Update(suite.Ctx, ps)).To(Succeed())
+			Expect(ps.Annotations[admit.StampAnnotation]).NotTo(Equal("forged"))
+			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue(), "stamped for the new image")
+
+			By("a stored spec changed past the webhooks does not verify")
+			changed := ps.DeepCopy()
+			changed.Spec.Template.Spec.Containers[0].Image = "mallory/steal"
+			Expect(admit.PodSet.Stamped(suite.Env.Proof, changed)).To(BeFalse())
 		})
 
 		DescribeTable("should reject what only the webhook checks, with field errors",
