@@ -21,7 +21,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
-// +kubebuilder:webhook:path=/mutate-apps-kubeforge-io-v1alpha1-platform,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=platforms,verbs=create;update,versions=v1alpha1,name=mplatform-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/mutate-apps-kubeforge-io-v1alpha1-platform,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=platforms,verbs=create;update,versions=v1alpha1,name=mplatform-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=IfNeeded
 // +kubebuilder:webhook:path=/validate-apps-kubeforge-io-v1alpha1-platform,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=platforms,verbs=create;update,versions=v1alpha1,name=vplatform-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupPlatformWebhookWithManager serves the Platform webhooks.

@@ -25,7 +25,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
-// +kubebuilder:webhook:path=/mutate-apps-kubeforge-io-v1alpha1-podset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=podsets,verbs=create;update,versions=v1alpha1,name=mpodset-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/mutate-apps-kubeforge-io-v1alpha1-podset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=podsets,verbs=create;update,versions=v1alpha1,name=mpodset-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=IfNeeded
 // +kubebuilder:webhook:path=/validate-apps-kubeforge-io-v1alpha1-podset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kubeforge.io,resources=podsets,verbs=create;update,versions=v1alpha1,name=vpodset-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupPodSetWebhookWithManager serves the PodSet webhooks.

@@ -25,7 +25,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
-// +kubebuilder:webhook:path=/mutate-cluster-kubeforge-io-v1alpha1-kubernetescluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;update,versions=v1alpha1,name=mkubernetescluster-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/mutate-cluster-kubeforge-io-v1alpha1-kubernetescluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;update,versions=v1alpha1,name=mkubernetescluster-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=IfNeeded
 // +kubebuilder:webhook:path=/validate-cluster-kubeforge-io-v1alpha1-kubernetescluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=create;update,versions=v1alpha1,name=vkubernetescluster-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupKubernetesClusterWebhookWithManager serves the KubernetesCluster

@@ -24,7 +24,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 )
 
-// +kubebuilder:webhook:path=/mutate-ide-kubeforge-io-v1alpha1-workspace,mutating=true,failurePolicy=fail,sideEffects=None,groups=ide.kubeforge.io,resources=workspaces,verbs=create;update,versions=v1alpha1,name=mworkspace-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/mutate-ide-kubeforge-io-v1alpha1-workspace,mutating=true,failurePolicy=fail,sideEffects=None,groups=ide.kubeforge.io,resources=workspaces,verbs=create;update,versions=v1alpha1,name=mworkspace-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=IfNeeded
 // +kubebuilder:webhook:path=/validate-ide-kubeforge-io-v1alpha1-workspace,mutating=false,failurePolicy=fail,sideEffects=None,groups=ide.kubeforge.io,resources=workspaces,verbs=create;update,versions=v1alpha1,name=vworkspace-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupWorkspaceWebhookWithManager serves the Workspace webhooks.

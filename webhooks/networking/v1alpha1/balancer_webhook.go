@@ -24,7 +24,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/admit"
 )
 
-// +kubebuilder:webhook:path=/mutate-networking-kubeforge-io-v1alpha1-balancer,mutating=true,failurePolicy=fail,sideEffects=None,groups=networking.kubeforge.io,resources=balancers,verbs=create;update,versions=v1alpha1,name=mbalancer-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhook:path=/mutate-networking-kubeforge-io-v1alpha1-balancer,mutating=true,failurePolicy=fail,sideEffects=None,groups=networking.kubeforge.io,resources=balancers,verbs=create;update,versions=v1alpha1,name=mbalancer-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5,reinvocationPolicy=IfNeeded
 // +kubebuilder:webhook:path=/validate-networking-kubeforge-io-v1alpha1-balancer,mutating=false,failurePolicy=fail,sideEffects=None,groups=networking.kubeforge.io,resources=balancers,verbs=create;update,versions=v1alpha1,name=vbalancer-v1alpha1.kubeforge.io,admissionReviewVersions=v1,timeoutSeconds=5
 
 // SetupBalancerWebhookWithManager serves the Balancer webhooks.
