@@ -183,7 +183,14 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	if err := recordCreator(req, obj); err != nil {
 		return err
 	}
-	if d.keys == nil || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return nil
+	}
+	if d.keys == nil {
+		// Nothing to sign with: no stamp, and none a client wrote.
+		annotations := obj.GetAnnotations()
+		delete(annotations, StampAnnotation)
+		obj.SetAnnotations(annotations)
 		return nil
 	}
 	return d.k.stamp(d.keys, obj, old)

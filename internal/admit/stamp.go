@@ -45,7 +45,7 @@ const stampPurpose = "admitted/v1:"
 
 // stampBinding is what a stamp of obj is for: a digest of its spec with
 // the kind's defaults and without its harmless fields, its command
-// annotations and its owner record.
+// annotations and its owner and creator records.
 func (k Kind[T]) stampBinding(obj T) (proof.Binding, error) {
 	c := obj.DeepCopyObject().(T)
 	k.Default(c)
@@ -63,11 +63,14 @@ func (k Kind[T]) stampBinding(obj T) (proof.Binding, error) {
 		}
 	}
 	// encoding/json writes map keys sorted: the same object, the same bytes.
+	// Both records of whom the object is for: the engine falls back to
+	// the creator where there is no owner.
 	b, err := json.Marshal(struct {
-		Spec     any               `json:"spec"`
-		Commands map[string]string `json:"commands"`
-		Owner    string            `json:"owner"`
-	}{u["spec"], commands, obj.GetAnnotations()[proof.OwnerAnnotation]})
+		Spec      any               `json:"spec"`
+		Commands  map[string]string `json:"commands"`
+		Owner     string            `json:"owner"`
+		CreatedBy string            `json:"createdBy"`
+	}{u["spec"], commands, obj.GetAnnotations()[proof.OwnerAnnotation], obj.GetAnnotations()[proof.CreatedByAnnotation]})
 	if err != nil {
 		return "", err
 	}

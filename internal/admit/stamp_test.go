@@ -70,6 +70,7 @@ func TestAStampVerifiesOnlyForTheSpecAndOwnerItWasMadeFor(t *testing.T) {
 			ps.Spec.Template.Spec.Containers[0].Env[0].ValueFrom.SecretKeyRef.Name = "bob-token"
 		}, false},
 		{"the owner record", func(ps *appsv1alpha1.PodSet) { ps.Annotations[proof.OwnerAnnotation] = "mallory" }, false},
+		{"the creator record", func(ps *appsv1alpha1.PodSet) { ps.Annotations[proof.CreatedByAnnotation] = "mallory" }, false},
 		{"the name (a stamp copied to another object)", func(ps *appsv1alpha1.PodSet) { ps.Name = "other" }, false},
 		{"the namespace", func(ps *appsv1alpha1.PodSet) { ps.Namespace = "team-b" }, false},
 		{"the stamp itself", func(ps *appsv1alpha1.PodSet) { ps.Annotations[StampAnnotation] += "x" }, false},
