@@ -19,13 +19,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 func TestKindConcurrency(t *testing.T) {
-	ks := kinds("cluster.local", "", false, "", "", validation.DefaultInstallerImages, nil, validation.Policy{}, engine.Scope{})
+	ks := kinds("cluster.local", "", false, "", "", validation.DefaultInstallerImages, nil, validation.Policy{})
 	for _, tc := range []struct {
 		value, err string
 		want       map[string]int

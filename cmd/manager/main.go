@@ -132,9 +132,7 @@ func cachedTypes(ks []kind) []client.Object {
 // apiURL is where installers reach the API server (--api-advertise-url).
 // apiCAFile is the CA of the API's certificate, handed to installers.
 func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile string, installerPolicy validation.ImagePolicy, workspaceAllow []string,
-	policy validation.Policy, scope engine.Scope) []kind {
-	// apiReader is the manager's API reader, scoped as its client is.
-	apiReader := func(mgr ctrl.Manager) client.Reader { return scope.Reader(mgr.GetAPIReader(), mgr.GetClient()) }
+	policy validation.Policy) []kind {
 	return []kind{
 		{
 			name:   "PodSet",
@@ -150,7 +148,7 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 			object: &appsv1alpha1.Platform{},
 			types:  platform.Types(certManager),
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: apiReader(mgr), Engine: eng, CertManager: certManager,
+				return (&platform.Reconciler{Client: mgr.GetClient(), APIReader: eng.Reader, Engine: eng, CertManager: certManager,
 					Policy: policy}).SetupWithManager(mgr)
 			},
 			webhooks: appswebhooks.SetupPlatformWebhookWithManager,
@@ -160,7 +158,7 @@ func kinds(clusterDomain, clusterDNS string, certManager bool, apiURL, apiCAFile
 			object: &clusterv1alpha1.KubernetesCluster{},
 			types:  kubernetescluster.Types,
 			controller: func(mgr ctrl.Manager, eng *engine.Engine) error {
-				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: apiReader(mgr), Engine: eng, CallbackURL: apiURL, CallbackCAFile: apiCAFile,
+				return (&kubernetescluster.Reconciler{Client: mgr.GetClient(), APIReader: eng.Reader, Engine: eng, CallbackURL: apiURL, CallbackCAFile: apiCAFile,
 					InstallerImages: installerPolicy}).SetupWithManager(mgr)
 			},
 			webhooks: clusterwebhooks.SetupKubernetesClusterWebhookWithManager,
@@ -406,7 +404,7 @@ func main() {
 		}
 	}
 	policy := validation.Policy{IngressHosts: splitList(*ingressHosts), Issuers: splitList(*ingressIssuers), AnonymousIngress: *anonymousIngress}
-	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom, policy, scope)
+	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom, policy)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {
 		setupLog.Error(err, "Invalid --max-concurrent-reconciles-per-kind")
@@ -463,8 +461,8 @@ func main() {
 		os.Exit(1)
 	}
 
-	// Every part of the manager reads the API server through this reader,
-	// scoped as the client is.
+	// Every part of the manager (the reconcilers through eng.Reader) reads
+	// the API server through this reader, scoped as the client is.
 	apiReader := scope.Reader(mgr.GetAPIReader(), mgr.GetClient())
 	eng := &engine.Engine{Client: mgr.GetClient(), Reader: apiReader, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge"),
 		Proof: keys}

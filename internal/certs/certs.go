@@ -197,23 +197,29 @@ type mirror struct {
 	o   Options
 }
 
-// every runs f now and then every interval until ctx ends.
-func every(ctx context.Context, interval time.Duration, f func(context.Context)) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
+// every runs f until ctx ends: each second until f reports that what it
+// keeps is there (the first certificate, made a moment after start), then
+// every o.refreshEvery().
+func (o Options) every(ctx context.Context, f func(context.Context) bool) error {
+	settled := false
 	for {
-		f(ctx)
+		settled = f(ctx) || settled
+		wait := time.Second
+		if settled {
+			wait = o.refreshEvery()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-time.After(wait):
 		}
 	}
 }
 
-// mirrorEvery is how often the Secret is read again: a renewed
-// certificate is served within it (the server's watcher reloads files).
-const mirrorEvery = 5 * time.Second
+// refreshEvery is how often the Secret is read again once it holds a
+// certificate: a renewal (RenewBefore ahead of the end) is served well
+// before the old certificate ends, at most a minute later.
+func (o Options) refreshEvery() time.Duration { return min(time.Minute, o.checkEvery()) }
 
 // NeedLeaderElection is false: every replica serves the certificate.
 func (m *mirror) NeedLeaderElection() bool { return false }
@@ -221,23 +227,24 @@ func (m *mirror) NeedLeaderElection() bool { return false }
 // Start copies the Secret's certificate into the directory until ctx ends.
 func (m *mirror) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("certs").WithValues("secret", m.key.String())
-	return every(ctx, mirrorEvery, func(ctx context.Context) {
+	return m.o.every(ctx, func(ctx context.Context) bool {
 		s := &corev1.Secret{}
 		if err := m.c.Get(ctx, m.key, s); err != nil {
 			log.Error(err, "Reading the certificate Secret")
-			return
+			return false
 		}
 		if len(s.Data[CertFile]) == 0 || len(s.Data[KeyFile]) == 0 {
-			return // not made yet
+			return false // not made yet
 		}
 		// The key first and the certificate last: the server's watcher
 		// loads the pair when the certificate changes.
 		for _, f := range []string{KeyFile, CAFile, CertFile} {
 			if err := writeIfChanged(filepath.Join(m.o.Dir, f), s.Data[f]); err != nil {
 				log.Error(err, "Writing the certificate", "file", f)
-				return
+				return false
 			}
 		}
+		return true
 	})
 }
 
@@ -260,14 +267,16 @@ func (p *publisher) NeedLeaderElection() bool { return true }
 
 func (p *publisher) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("certs").WithValues("configMap", p.m.o.Namespace+"/"+p.m.o.CAConfigMap)
-	return every(ctx, mirrorEvery, func(ctx context.Context) {
+	return p.m.o.every(ctx, func(ctx context.Context) bool {
 		s := &corev1.Secret{}
 		if err := p.m.c.Get(ctx, p.m.key, s); err != nil || len(s.Data[CAFile]) == 0 {
-			return
+			return false
 		}
 		if err := p.publish(ctx, string(s.Data[CAFile])); err != nil {
 			log.Error(err, "Publishing the CA")
+			return false
 		}
+		return true
 	})
 }
 
