@@ -139,7 +139,7 @@ plugin-dist: ## Build `kubectl kubeforge` archives for linux and darwin (amd64, 
 	VERSION="v$(VERSION)" URL_BASE="$(URL_BASE)" hack/krew.sh
 
 .PHONY: run
-run: manifests generate ## Run the manager here against the current kubeconfig, without webhooks.
+run: manifests generate ## Run the manager here against the current kubeconfig, without webhooks (objects that need an admission stamp report NotAdmitted: docs/security.md).
 	go run ./cmd/manager --enable-webhooks=false --metrics-bind-address=0
 
 .PHONY: docker-build

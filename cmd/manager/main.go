@@ -478,6 +478,19 @@ func main() {
 			}
 		}
 	}
+	// The reconcilers act only on what admission stamped; what was stored
+	// before stamps is stamped once, on the leader (admit.StampStored).
+	stampers := []admit.Stamper{}
+	for _, k := range ks {
+		if st := admit.StamperFor(sch, k.object); st != nil {
+			stampers = append(stampers, st)
+		}
+	}
+	if err := mgr.Add(admit.StampStored{Client: mgr.GetClient(), Reader: apiReader, Scheme: sch, Keys: keys,
+		Namespace: keyNamespace(ownershipKeyNamespace, leaderElectionNamespace), Kinds: stampers}); err != nil {
+		setupLog.Error(err, "Unable to add the one-time stamping of stored objects")
+		os.Exit(1)
+	}
 
 	// kubeforge's own metrics, next to controller-runtime's. Every replica
 	// serves them; the per-object ones read this replica's cache.
@@ -638,12 +651,19 @@ func ownNamespace(fallback string) string {
 	return fallback
 }
 
+// keyNamespace is where the ownership key is kept: --ownership-key-namespace,
+// else the manager's own namespace.
+func keyNamespace(flagged, leaderNamespace string) string {
+	if flagged != "" {
+		return flagged
+	}
+	return ownNamespace(leaderNamespace)
+}
+
 // loadOwnershipKey reads (or, on the very first start, makes) the key
 // that seals what kubeforge creates, from the API server directly.
 func loadOwnershipKey(cfg *rest.Config, sch *runtime.Scheme, namespace, leaderNamespace, name string) (*proof.Keyring, error) {
-	if namespace == "" {
-		namespace = ownNamespace(leaderNamespace)
-	}
+	namespace = keyNamespace(namespace, leaderNamespace)
 	if namespace == "" {
 		return nil, errors.New("set --ownership-key-namespace (or POD_NAMESPACE, or --leader-election-namespace)")
 	}

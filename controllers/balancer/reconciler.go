@@ -79,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The webhook's rules run here too, so a Balancer admitted without the
 	// webhook gets a clear condition instead of a proxy that cannot start.
 	// Builders and status read the defaulted copy; only status is written.
-	b, invalid := admit.Prepare(admit.Balancer, b)
+	b, invalid := admit.Prepare(admit.Balancer, r.Engine.Proof, b)
 	before := b.DeepCopy()
 
 	o, reconcileErr := r.reconcile(ctx, b, invalid)

@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if images == nil {
 		images = validation.DefaultInstallerImages
 	}
-	kc, invalid := admit.Prepare(admit.KubernetesCluster.With(validation.InstallerImages(images)), kc)
+	kc, invalid := admit.Prepare(admit.KubernetesCluster.With(validation.InstallerImages(images)), r.Engine.Proof, kc)
 	if err := r.syncFinalizer(ctx, kc); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -174,10 +174,10 @@ func computeStatus(kc *clusterv1alpha1.KubernetesCluster, o observed) {
 		apimeta.RemoveStatusCondition(&st.Conditions, ConditionValuesAsText)
 	}
 	if invalid != nil {
-		msg := invalid.Error()
-		set(conditions.Ready, st.Version != "" && st.CurrentOperation == "", conditions.ReasonInvalidSpec, msg)
-		set(conditions.Progressing, false, conditions.ReasonInvalidSpec, msg)
-		set(conditions.Degraded, true, conditions.ReasonInvalidSpec, msg)
+		msg, reason := invalid.Error(), engine.InvalidReason(invalid)
+		set(conditions.Ready, st.Version != "" && st.CurrentOperation == "", reason, msg)
+		set(conditions.Progressing, false, reason, msg)
+		set(conditions.Degraded, true, reason, msg)
 		return
 	}
 	last := lastOperation(kc)

@@ -123,15 +123,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The webhook's rules run here too, so a Platform admitted without
 	// the webhook gets a clear condition. Builders and status read the
 	// defaulted copy; only the status and the finalizer are written.
-	p, invalid := admit.Prepare(admit.PlatformWith(r.Policy), p)
+	p, invalid := admit.Prepare(admit.PlatformWith(r.Policy), r.Engine.Proof, p)
 	if !p.DeletionTimestamp.IsZero() {
 		// Everything is owned (but retained volumes): the garbage
 		// collector removes it. Databases are dropped only when asked.
-		return r.finalize(ctx, p)
+		return r.finalize(ctx, p, invalid)
 	}
-	drop := p.Spec.Database != nil && p.Spec.Database.DropOnDelete
-	if err := engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, drop); err != nil {
-		return ctrl.Result{}, err
+	// A spec that breaks a rule or that no admission approved neither
+	// asks for a drop nor takes one back.
+	if invalid == nil {
+		drop := p.Spec.Database != nil && p.Spec.Database.DropOnDelete
+		if err := engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, drop); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	before := p.DeepCopy()
 	o, reconcileErr := r.reconcile(ctx, p, invalid)
@@ -153,10 +157,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // finalize drops the components' databases and users of a Platform with
 // dropOnDelete, then lets it go. While the server cannot do it, the
 // finalizer stays and DatabaseReady says why; setting dropOnDelete to
-// false lets the Platform go without dropping anything.
-func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform) (ctrl.Result, error) {
+// false lets the Platform go without dropping anything. A Platform whose
+// spec is invalid or not admitted (invalid, from admit.Prepare) is let go
+// without connecting anywhere: its server and admin Secret are not ones
+// anyone's admission approved.
+func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform, invalid error) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(p, appsv1alpha1.DatabaseFinalizer) {
 		return ctrl.Result{}, nil
+	}
+	if invalid != nil {
+		r.Engine.Warn(p, engine.InvalidReason(invalid), "DropDatabases", "Not dropping the components' databases and users: %s", invalid.Error())
+		return ctrl.Result{}, engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, false)
 	}
 	if d := p.Spec.Database; d != nil && d.DropOnDelete {
 		// Off the worker: the server may take its time.

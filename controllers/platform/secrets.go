@@ -28,6 +28,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/secret"
 )
 
@@ -54,7 +55,10 @@ func annotationList(p *appsv1alpha1.Platform, key string) []string {
 // conflict brings a retry, which carries it out again).
 func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platform, key string) error {
 	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	delete(p.Annotations, key)
+	// The command consumed, the admission stamp made again without it.
+	if err := admit.Platform.WithoutCommand(r.Engine.Proof, p, key); err != nil {
+		return err
+	}
 	if err := r.Client.Patch(ctx, p, patch); err != nil {
 		return fmt.Errorf("removing the %s annotation: %w", key, err)
 	}

@@ -133,7 +133,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 	set := conds.Set
 	if o.invalid != nil {
 		st.Phase = appsv1alpha1.PlatformDegraded
-		conds.Failed(conditions.ReasonInvalidSpec, o.invalid)
+		conds.Failed(engine.InvalidReason(o.invalid), o.invalid)
 		return
 	}
 

@@ -66,7 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The webhook's rules run here too, so a PodSet admitted without the
 	// webhook still gets a clear condition instead of a broken Deployment.
 	// Builders and status read the defaulted copy; only status is written.
-	ps, invalid := admit.Prepare(admit.PodSet, ps)
+	ps, invalid := admit.Prepare(admit.PodSet, r.Engine.Proof, ps)
 	before := ps.DeepCopy()
 
 	o, reconcileErr := r.reconcile(ctx, ps, invalid)

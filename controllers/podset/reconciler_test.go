@@ -224,6 +224,34 @@ var _ = Describe("PodSet Controller", func() {
 			Expect(apierrors.IsNotFound(err)).To(BeTrue())
 		})
 
+		It("should create nothing for a PodSet naming a Secret that no admission approved, say NotAdmitted, and act once it is stamped", func() {
+			ps := newPodSet("unadmitted", 1)
+			ps.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{
+				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "t"}}}}
+			// Stored as without kubeforge's webhooks: Env.Client stamps nothing.
+			Expect(suite.Env.Client.Create(suite.Ctx, ps)).To(Succeed())
+
+			Eventually(condition("unadmitted", conditions.Degraded)).Should(And(
+				HaveField("Status", metav1.ConditionTrue),
+				HaveField("Reason", conditions.ReasonNotAdmitted),
+				HaveField("Message", ContainSubstring("kubeforge.io/readmit")),
+			))
+			Eventually(func(g Gomega) []string {
+				reasons, err := testenv.WarningReasons(suite.Ctx, suite.Client, "default", "unadmitted")
+				g.Expect(err).NotTo(HaveOccurred())
+				return reasons
+			}).Should(ContainElement(conditions.ReasonNotAdmitted))
+			err := suite.Client.Get(suite.Ctx, types.NamespacedName{Namespace: "default", Name: "unadmitted"}, &appsv1.Deployment{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment for a PodSet no admission approved")
+
+			By("stamped, as the webhook does once the requester's checks pass")
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
+			Expect(suite.Client.Update(suite.Ctx, ps)).To(Succeed())
+			Eventually(func() error {
+				return suite.Client.Get(suite.Ctx, types.NamespacedName{Namespace: "default", Name: "unadmitted"}, &appsv1.Deployment{})
+			}).Should(Succeed())
+		})
+
 		It("should refuse to take over a Deployment it did not make, even one labelled and controlled by another object, and say so", func() {
 			replicas := int32(1)
 			foreign := &appsv1.Deployment{

@@ -80,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The webhook's rules run here too, so a Workspace admitted without the
 	// webhook gets a clear condition. Builders and status read the
 	// defaulted copy; only status is written.
-	ws, invalid := admit.Prepare(admit.WorkspaceWith(r.Policy), ws)
+	ws, invalid := admit.Prepare(admit.WorkspaceWith(r.Policy), r.Engine.Proof, ws)
 	before := ws.DeepCopy()
 
 	o, res, reconcileErr := r.reconcile(ctx, ws, invalid)

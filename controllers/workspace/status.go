@@ -123,7 +123,9 @@ func Phase(started bool, pod *corev1.Pod) (phase idev1alpha1.WorkspacePhase, rea
 // Phase, alone.
 func StatusWith(owns func(owner, obj client.Object) bool) func(*idev1alpha1.Workspace, *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool) {
 	return func(ws *idev1alpha1.Workspace, pod *corev1.Pod) (idev1alpha1.WorkspaceStatus, bool) {
-		ws, invalid := admit.Prepare(admit.Workspace, ws)
+		// No keyring: the Pod, proven the Workspace's, is what the
+		// reconciler made once admission had approved the spec.
+		ws, invalid := admit.Prepare(admit.Workspace, nil, ws)
 		if invalid != nil || !Started(ws) || pod == nil || pod.DeletionTimestamp != nil || !owns(ws, pod) ||
 			pod.Annotations[PodHashAnnotation] != Pod(ws).Annotations[PodHashAnnotation] {
 			return idev1alpha1.WorkspaceStatus{}, false

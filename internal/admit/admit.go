@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage/names"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -100,11 +102,24 @@ func (k Kind[T]) With(rules func(T) field.ErrorList) Kind[T] {
 // obj, for the builders and the status code, and, when that copy breaks a
 // rule, the same Invalid error the validating webhook would have answered.
 // So an object stored without the webhooks (not installed, or rules that
-// changed since) gets a clear condition instead of broken children.
-func Prepare[T client.Object](k Kind[T], obj T) (T, error) {
+// changed since) gets a clear condition instead of broken children. And
+// when obj makes the operator use anything the access checks guard
+// (NeedsApproval) but carries no admission stamp that verifies with keys,
+// it returns a *NotAdmittedError: no admission check approved what it
+// names for the requester, so nothing may be made for it. keys is the
+// operator's keyring; nil (a unit test of a builder) requires no stamp.
+func Prepare[T client.Object](k Kind[T], keys *proof.Keyring, obj T) (T, error) {
 	defaulted := obj.DeepCopyObject().(T)
 	k.Default(defaulted)
-	return defaulted, Invalid(k.GVK.GroupKind(), obj, k.ValidateCreate(defaulted))
+	if err := Invalid(k.GVK.GroupKind(), obj, k.ValidateCreate(defaulted)); err != nil {
+		return defaulted, err
+	}
+	if keys != nil {
+		if need, what := k.NeedsApproval(defaulted); need && !k.Stamped(keys, obj) {
+			return defaulted, k.notAdmitted(obj, what)
+		}
+	}
+	return defaulted, nil
 }
 
 // MutatePath is where the kind's mutating webhook is served: the path
@@ -140,14 +155,14 @@ type Options struct {
 func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error {
 	gk := k.GVK.GroupKind()
 	srv := mgr.GetWebhookServer()
-	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k: k, keys: opts.Proof})
-	mutate.Handler = guardQuantities(gk, mutate.Handler)
 	reader := opts.Reader
 	if reader == nil {
 		reader = mgr.GetAPIReader()
 	}
-	validate := admission.WithValidator[T](mgr.GetScheme(), validator[T]{kind: k, gk: gk, reviews: mgr.GetClient(),
-		reader: reader, proof: opts.Proof})
+	v := validator[T]{kind: k, gk: gk, reviews: mgr.GetClient(), reader: reader, proof: opts.Proof}
+	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k: k, keys: opts.Proof, checks: v})
+	mutate.Handler = guardQuantities(gk, mutate.Handler)
+	validate := admission.WithValidator[T](mgr.GetScheme(), v)
 	validate.Handler = guardQuantities(gk, validate.Handler)
 	srv.Register(MutatePath(k.GVK), mutate)
 	srv.Register(ValidatePath(k.GVK), validate)
@@ -157,6 +172,8 @@ func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error 
 type defaulter[T client.Object] struct {
 	k    Kind[T]
 	keys *proof.Keyring
+	// checks asks the access checks before a stamp is signed.
+	checks validator[T]
 }
 
 func (d defaulter[T]) Default(ctx context.Context, obj T) error {
@@ -188,12 +205,49 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	}
 	if d.keys == nil {
 		// Nothing to sign with: no stamp, and none a client wrote.
-		annotations := obj.GetAnnotations()
-		delete(annotations, StampAnnotation)
-		obj.SetAnnotations(annotations)
+		removeAnnotation(obj, StampAnnotation)
 		return nil
 	}
-	return d.k.stamp(d.keys, obj, old)
+	if old != nil && d.k.onlyHarmless(*old, obj) && !d.k.commandChanged(*old, obj) {
+		// Nothing the checks guard changed: keep a stamp that verifies.
+		d.k.keepStamp(d.keys, obj, *old)
+		return nil
+	}
+	if old != nil {
+		if _, ok := d.k.verify(d.keys, obj, obj.GetAnnotations()[StampAnnotation], *old); ok {
+			// A stamp for this object as it is now, made with the key (the
+			// operator consuming a command, WithoutCommand): the same
+			// approval. The validating webhook and the references policy
+			// still ask the requester's checks.
+			return nil
+		}
+	}
+	// A create, a change of the spec or a command: sign only what the
+	// access checks approve, asked here, so that a stamp never depends on
+	// the validating webhook having been called. What they refuse is
+	// stored (if at all: the validating webhook and the references policy
+	// refuse it) without a stamp, and the reconcilers make nothing for it.
+	var stored T
+	var who metav1.Object = obj
+	if old != nil {
+		stored, who = *old, *old
+	}
+	if req.Operation == admissionv1.Create && obj.GetName() == "" && obj.GetGenerateName() != "" {
+		// The API server would make the name after this webhook, and the
+		// stamp covers the name: make it here, as the API server does.
+		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
+	}
+	if errs := d.checks.access(ctx, obj, false, stored); len(errs) > 0 {
+		for _, e := range errs {
+			if e.Type == field.ErrorTypeInternal {
+				// No answer is not a refusal: the request fails, to be tried again.
+				return Invalid(d.k.GVK.GroupKind(), obj, field.ErrorList{e})
+			}
+		}
+		removeAnnotation(obj, StampAnnotation)
+		return nil
+	}
+	return d.k.sign(d.keys, obj, who, req.UserInfo.Username, time.Now())
 }
 
 // recordCreator writes who created the object and whom it belongs to
@@ -251,11 +305,19 @@ func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warn
 		var none T
 		errs = append(errs, v.kind.Transition(none, obj)...)
 	}
-	if len(errs) == 0 {
+	if len(errs) == 0 && !v.approvedByMutating(ctx, obj) {
 		var none T
 		errs = v.access(ctx, obj, false, none)
 	}
 	return nil, Invalid(v.gk, obj, errs)
+}
+
+// approvedByMutating reports whether the mutating webhook asked this
+// request's access checks itself: obj carries a stamp it made for the
+// requester moments ago, for obj as it is.
+func (v validator[T]) approvedByMutating(ctx context.Context, obj T) bool {
+	req, err := admission.RequestFromContext(ctx)
+	return err == nil && v.proof != nil && v.kind.freshlyApproved(v.proof, obj, req.UserInfo.Username, time.Now())
 }
 
 func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
@@ -264,7 +326,7 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 		// stored before today's rules can still be labelled, or let go of —
 		// but a command annotation asks the operator to act for the
 		// requester, like a change of the spec.
-		if !v.kind.commandChanged(oldObj, newObj) {
+		if !v.kind.commandChanged(oldObj, newObj) || v.approvedByMutating(ctx, newObj) {
 			return nil, nil
 		}
 		return nil, Invalid(v.gk, newObj, v.access(ctx, newObj, false, oldObj))
@@ -274,7 +336,10 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 		errs = append(errs, v.kind.Transition(oldObj, newObj)...)
 	}
 	if len(errs) == 0 {
-		errs = v.access(ctx, newObj, v.kind.onlyHarmless(oldObj, newObj) && !v.kind.commandChanged(oldObj, newObj), oldObj)
+		harmless := v.kind.onlyHarmless(oldObj, newObj) && !v.kind.commandChanged(oldObj, newObj)
+		if harmless || !v.approvedByMutating(ctx, newObj) {
+			errs = v.access(ctx, newObj, harmless, oldObj)
+		}
 	}
 	return nil, Invalid(v.gk, newObj, errs)
 }

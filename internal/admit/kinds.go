@@ -89,13 +89,15 @@ func init() {
 			".map(c, object.metadata.name + '-' + c.name + '-data') : []",
 	}
 	Platform.DefaultNew = appsv1alpha1.DefaultNewPlatform
-	Platform.Commands = []string{appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation}
-	KubernetesCluster.Commands = []string{clusterv1alpha1.RetryAnnotation}
+	Platform.Commands = append(Platform.Commands, appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation)
+	KubernetesCluster.Commands = append(KubernetesCluster.Commands, clusterv1alpha1.RetryAnnotation)
 }
 
 func kind[T client.Object](gv schema.GroupVersion, name string, def func(T), create func(T) field.ErrorList, update func(T, T) field.ErrorList,
 	harmless func(T)) Kind[T] {
-	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update, Harmless: harmless}
+	// Every kind takes the readmit command (stamp.go).
+	return Kind[T]{GVK: gv.WithKind(name), Default: def, ValidateCreate: create, ValidateUpdate: update, Harmless: harmless,
+		Commands: []string{ReadmitAnnotation}}
 }
 
 // WorkspaceWith is Workspace with the administrator's policy: the Ingress

@@ -18,35 +18,94 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/proof"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
-// StampAnnotation holds the admission stamp: the operator's signature
-// (its ownership keyring) that an object's current spec came through
-// kubeforge's admission — written by the mutating webhook on a create, and
-// on an update the validating webhook checks in full (a change beyond the
-// harmless fields, or of a command annotation); carried over an update it
-// does not check only from a stamp that verified. A client cannot make
-// one: whatever it writes is replaced by the webhook, and a copy verifies
-// only for the same kind, namespace, name, spec, commands and owner.
+// StampAnnotation holds the admission stamp: the operator's signature (its
+// ownership keyring) that the access checks passed for what the object
+// names as it is now. The mutating webhook writes it only after running
+// those checks itself for the requester (a create, a change of the spec
+// beyond the harmless fields, a command annotation), and removes it when
+// they fail; on any other update it keeps a stamp that still verifies.
 //
-// It is the record the reconcilers will require before they act on the
-// references of an object (docs/security.md); today it is written and
-// verified, not yet required.
+// A stamp covers the kind, namespace and name, a digest of the spec
+// (defaulted, without its harmless fields), the command annotations and
+// the owner and creator records. Made at a create, before the API server
+// assigns a UID, it is bound to its time and verifies only for an object
+// created within CreateWindow of it; made at an update, it is bound to the
+// object's UID. So a client cannot make one, a copy verifies for nothing
+// else, and an old stamp does not approve the same name created anew.
+//
+// The reconcilers require it (Prepare) of every object that makes the
+// operator use anything the access checks guard: an object stored while
+// kubeforge's webhooks were not called gets the condition NotAdmitted and
+// nothing is made for it.
 const StampAnnotation = "kubeforge.io/admitted"
+
+// ReadmitAnnotation is a command every kind takes: setting or changing it
+// has admission check the object in full for the requester, as a change
+// of the spec would, and stamp it when the checks pass. It is how an
+// object that reports NotAdmitted (stored without the webhooks) is
+// approved again without changing its spec.
+const ReadmitAnnotation = "kubeforge.io/readmit"
+
+// CreateWindow is how far from a create's stamp the API server's
+// creationTimestamp may be (the admission chain's time and the clocks of
+// the webhook and the API server between them).
+const CreateWindow = time.Minute
+
+// StampVersion is the version of what a stamp's digest covers. A release
+// that changes it (or the defaults the digest is taken after) must
+// re-stamp the stored objects whose stamps verified under the previous
+// digest, and only those, in StampStored.
+const StampVersion = 1
 
 // stampPurpose keeps a stamp apart from every other use of the keyring's
 // marks (an owned object's pending mark binds an owner, never this).
-const stampPurpose = "admitted/v1:"
+const stampPurpose = "admitted:"
 
-// stampBinding is what a stamp of obj is for: a digest of its spec with
-// the kind's defaults and without its harmless fields, its command
-// annotations and its owner and creator records.
-func (k Kind[T]) stampBinding(obj T) (proof.Binding, error) {
+// stampRecord is what a stamp binds beside the object's identity.
+type stampRecord struct {
+	// V is StampVersion when it was made.
+	V int `json:"v"`
+	// Digest is stampDigest of the object.
+	Digest string `json:"d"`
+	// By is the user the checks were asked for.
+	By string `json:"by"`
+	// At is when it was made (Unix seconds).
+	At int64 `json:"t"`
+}
+
+func (r stampRecord) binding() proof.Binding {
+	b, _ := json.Marshal(r)
+	return proof.Binding(stampPurpose + string(b))
+}
+
+func parseStamp(b proof.Binding) (stampRecord, bool) {
+	var r stampRecord
+	raw, ok := strings.CutPrefix(string(b), stampPurpose)
+	if !ok || json.Unmarshal([]byte(raw), &r) != nil {
+		return stampRecord{}, false
+	}
+	return r, true
+}
+
+// stampDigest is what a stamp of obj covers: its spec with the kind's
+// defaults and without its harmless fields, its command annotations and
+// its owner and creator records.
+func (k Kind[T]) stampDigest(obj T) (string, error) {
 	c := obj.DeepCopyObject().(T)
 	k.Default(c)
 	if k.Harmless != nil {
@@ -75,55 +134,254 @@ func (k Kind[T]) stampBinding(obj T) (proof.Binding, error) {
 		return "", err
 	}
 	sum := sha256.Sum256(b)
-	return proof.Binding(stampPurpose + hex.EncodeToString(sum[:])), nil
+	return hex.EncodeToString(sum[:]), nil
 }
 
-func (k Kind[T]) stampObject(obj client.Object) proof.Object {
-	return proof.Object{GroupKind: k.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+// identity is the object a stamp's MAC covers: kind, namespace, name and
+// the UID of who (the stored object on an update, obj itself elsewhere).
+func (k Kind[T]) identity(obj client.Object, who metav1.Object) proof.Object {
+	return proof.Object{GroupKind: k.GVK.GroupKind(), Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: string(who.GetUID())}
 }
 
-// Stamp is the admission stamp of obj as it is.
-func (k Kind[T]) Stamp(keys *proof.Keyring, obj T) (string, error) {
-	b, err := k.stampBinding(obj)
+// Sign writes obj's stamp for the user whose access was checked, without
+// checking anything: for the webhook once its checks passed, for the
+// one-time stamping of objects stored before stamps (StampStored), and for
+// test kits standing in for the webhooks. An object without a UID (a
+// create in admission) gets a stamp bound to now; one with a UID, bound to it.
+func (k Kind[T]) Sign(keys *proof.Keyring, obj T, by string, now time.Time) error {
+	return k.sign(keys, obj, obj, by, now)
+}
+
+func (k Kind[T]) sign(keys *proof.Keyring, obj T, who metav1.Object, by string, now time.Time) error {
+	d, err := k.stampDigest(obj)
 	if err != nil {
-		return "", err
+		return err
 	}
-	return keys.PendingMark(k.stampObject(obj), b), nil
+	rec := stampRecord{V: StampVersion, Digest: d, By: by, At: now.Unix()}
+	id := k.identity(obj, who)
+	v := keys.Seal(id, rec.binding())
+	if id.UID == "" {
+		v = keys.PendingMark(id, rec.binding())
+	}
+	setAnnotation(obj, StampAnnotation, v)
+	return nil
 }
 
 // Stamped reports whether obj carries a stamp that verifies for it as it
 // is now.
 func (k Kind[T]) Stamped(keys *proof.Keyring, obj T) bool {
-	v := obj.GetAnnotations()[StampAnnotation]
-	if v == "" || keys == nil {
-		return false
-	}
-	want, err := k.stampBinding(obj)
-	if err != nil {
-		return false
-	}
-	b, verdict := keys.Check(k.stampObject(obj), v)
-	return verdict == proof.Pending && b == want
+	_, ok := k.verify(keys, obj, obj.GetAnnotations()[StampAnnotation], obj)
+	return ok
 }
 
-// stamp writes (or, when the request is not one admission checks in full
-// and the stored object was not stamped, removes) obj's stamp.
-func (k Kind[T]) stamp(keys *proof.Keyring, obj T, old *T) error {
-	annotations := obj.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
+// verify checks value as the stamp of obj, whose UID and creationTimestamp
+// are who's (the stored object on an update), and returns its record.
+func (k Kind[T]) verify(keys *proof.Keyring, obj T, value string, who metav1.Object) (stampRecord, bool) {
+	if value == "" || keys == nil {
+		return stampRecord{}, false
 	}
-	checked := old == nil || !k.onlyHarmless(*old, obj) || k.commandChanged(*old, obj)
-	if !checked && !k.Stamped(keys, *old) {
-		delete(annotations, StampAnnotation)
-		obj.SetAnnotations(annotations)
+	b, verdict := keys.Check(k.identity(obj, who), value)
+	if verdict == proof.None {
+		return stampRecord{}, false
+	}
+	rec, ok := parseStamp(b)
+	if !ok || rec.V != StampVersion {
+		return stampRecord{}, false
+	}
+	if verdict == proof.Pending {
+		// Made at a create: for the object the API server created then.
+		created, at := who.GetCreationTimestamp().Time, time.Unix(rec.At, 0)
+		if created.IsZero() || created.Before(at.Add(-CreateWindow)) || created.After(at.Add(CreateWindow)) {
+			return stampRecord{}, false
+		}
+	}
+	d, err := k.stampDigest(obj)
+	return rec, err == nil && d == rec.Digest
+}
+
+// Resign makes obj's stamp again with the current key, for what it
+// approved (the same record, now bound to obj's UID), when it verifies
+// only with a previous key of the keyring; it reports whether it did.
+func (k Kind[T]) Resign(keys *proof.Keyring, obj T) bool {
+	v := obj.GetAnnotations()[StampAnnotation]
+	rec, ok := k.verify(keys, obj, v, obj)
+	if !ok || keys.SignedWithCurrentKey(v) || obj.GetUID() == "" {
+		return false
+	}
+	setAnnotation(obj, StampAnnotation, keys.Seal(k.identity(obj, obj), rec.binding()))
+	return true
+}
+
+// WithoutCommand removes the command annotation key from obj, once the
+// operator has acted on it, and makes obj's stamp again for obj without
+// it, for the same approval, when it verified: consuming a command asks
+// for nothing new. The operator's patch of both then keeps the stamp.
+func (k Kind[T]) WithoutCommand(keys *proof.Keyring, obj T, key string) error {
+	rec, ok := k.verify(keys, obj, obj.GetAnnotations()[StampAnnotation], obj)
+	removeAnnotation(obj, key)
+	if !ok || obj.GetUID() == "" {
 		return nil
 	}
-	v, err := k.Stamp(keys, obj)
+	d, err := k.stampDigest(obj)
 	if err != nil {
 		return err
 	}
-	annotations[StampAnnotation] = v
-	obj.SetAnnotations(annotations)
+	rec.Digest = d
+	setAnnotation(obj, StampAnnotation, keys.Seal(k.identity(obj, obj), rec.binding()))
+	return nil
+}
+
+// freshlyApproved reports whether obj's stamp was made for user within
+// the last half minute: the mutating webhook checked this very request,
+// and the validating webhook need not ask the same questions again.
+func (k Kind[T]) freshlyApproved(keys *proof.Keyring, obj T, user string, now time.Time) bool {
+	rec, ok := k.verify(keys, obj, obj.GetAnnotations()[StampAnnotation], obj)
+	at := time.Unix(rec.At, 0)
+	return ok && rec.By == user && now.Sub(at) < 30*time.Second && at.Sub(now) < 30*time.Second
+}
+
+// keepStamp is the stamp of an update admission does not check in full
+// (only harmless fields or metadata changed): the one obj carries if it
+// verifies, else the stored object's if that verifies for obj, else none.
+// It never stamps what was stored without a valid stamp.
+func (k Kind[T]) keepStamp(keys *proof.Keyring, obj, old T) {
+	for _, v := range []string{obj.GetAnnotations()[StampAnnotation], old.GetAnnotations()[StampAnnotation]} {
+		if _, ok := k.verify(keys, obj, v, old); ok {
+			setAnnotation(obj, StampAnnotation, v)
+			return
+		}
+	}
+	removeAnnotation(obj, StampAnnotation)
+}
+
+// NeedsApproval reports whether obj makes the operator use anything the
+// access checks guard (access.go): a reference or exposure in its spec, a
+// named owner, a command, or what the kind makes for its owner and lets
+// its pods use (Implicit). Prepare requires a stamp of such an object.
+func (k Kind[T]) NeedsApproval(obj T) (bool, string) {
+	if k.Implicit != nil {
+		if refs := k.Implicit(obj); len(refs) > 0 {
+			return true, fmt.Sprintf("what kubeforge makes for its owner (%s)", refs[0].String())
+		}
+	}
+	spec := specOf(obj)
+	root := field.NewPath("spec")
+	if spec != nil {
+		if refs := validation.References(spec, root); len(refs) > 0 {
+			return true, fmt.Sprintf("%s (%s)", refs[0].Path, refs[0].String())
+		}
+		if exp := validation.Exposures(spec, root); len(exp) > 0 {
+			return true, exp[0].Path.String()
+		}
+	}
+	a := obj.GetAnnotations()
+	if owner := a[proof.OwnerAnnotation]; owner != "" && owner != a[proof.CreatedByAnnotation] {
+		return true, "the owner " + owner
+	}
+	for _, c := range k.Commands {
+		if _, ok := a[c]; ok && c != ReadmitAnnotation {
+			return true, "the command " + c
+		}
+	}
+	return false, ""
+}
+
+// NotAdmittedError is Prepare's answer for an object that needs an
+// approval (NeedsApproval) and carries no stamp that verifies: the
+// reconciler makes nothing for it, and its status says why with the
+// reason NotAdmitted.
+type NotAdmittedError struct{ msg string }
+
+func (e *NotAdmittedError) Error() string { return e.msg }
+
+// Reason is the condition reason the object's status reports.
+func (e *NotAdmittedError) Reason() string { return conditions.ReasonNotAdmitted }
+
+func (k Kind[T]) notAdmitted(obj T, what string) error {
+	return &NotAdmittedError{msg: fmt.Sprintf("kubeforge's admission has not approved this %s as it is: it names %s, and it carries no "+
+		"%s stamp that verifies, so it was stored or changed while kubeforge's webhooks were not called. kubeforge makes nothing for it. "+
+		"With the webhooks in place, change its spec or set the annotation %s (any value), as a user who may use what it names",
+		k.GVK.Kind, what, StampAnnotation, ReadmitAnnotation)}
+}
+
+func setAnnotation(obj client.Object, key, value string) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[key] = value
+	obj.SetAnnotations(a)
+}
+
+func removeAnnotation(obj client.Object, key string) {
+	a := obj.GetAnnotations()
+	if _, ok := a[key]; ok {
+		delete(a, key)
+		obj.SetAnnotations(a)
+	}
+}
+
+// Stamper is a kind's admission stamp for code that holds objects of
+// every kind: the one-time stamping of stored objects (StampStored) and
+// test kits that stand in for the webhooks.
+type Stamper interface {
+	GroupVersionKind() schema.GroupVersionKind
+	// SignObject is Sign; an object of another kind is an error.
+	SignObject(keys *proof.Keyring, obj client.Object, by string, now time.Time) error
+	// NeedsStamp reports whether obj needs an approval and carries no
+	// stamp that verifies: what Prepare refuses.
+	NeedsStamp(keys *proof.Keyring, obj client.Object) bool // ResignObject is Resign.
+	ResignObject(keys *proof.Keyring, obj client.Object) bool
+}
+
+// GroupVersionKind is the kind's.
+func (k Kind[T]) GroupVersionKind() schema.GroupVersionKind { return k.GVK }
+
+// SignObject is Sign for a client.Object of the kind.
+func (k Kind[T]) SignObject(keys *proof.Keyring, obj client.Object, by string, now time.Time) error {
+	t, ok := obj.(T)
+	if !ok {
+		return fmt.Errorf("a %T is not a %s", obj, k.GVK.Kind)
+	}
+	return k.Sign(keys, t, by, now)
+}
+
+// NeedsStamp reports whether Prepare would refuse obj as not admitted.
+func (k Kind[T]) NeedsStamp(keys *proof.Keyring, obj client.Object) bool {
+	t, ok := obj.(T)
+	if !ok {
+		return false
+	}
+	defaulted := t.DeepCopyObject().(T)
+	k.Default(defaulted)
+	need, _ := k.NeedsApproval(defaulted)
+	return need && !k.Stamped(keys, t)
+}
+
+// ResignObject is Resign for a client.Object of the kind.
+func (k Kind[T]) ResignObject(keys *proof.Keyring, obj client.Object) bool {
+	t, ok := obj.(T)
+	return ok && k.Resign(keys, t)
+}
+
+// Stampers are the stamps of every kubeforge kind.
+func Stampers() []Stamper {
+	return []Stamper{PodSet, Platform, Balancer, Workspace, KubernetesCluster}
+}
+
+// StamperFor is the Stamper of obj's kind (by its Go type), nil for an
+// object that is not a kubeforge kind.
+func StamperFor(s *runtime.Scheme, obj client.Object) Stamper {
+	gvks, _, err := s.ObjectKinds(obj)
+	if err != nil {
+		return nil
+	}
+	for _, st := range Stampers() {
+		for _, gvk := range gvks {
+			if gvk == st.GroupVersionKind() {
+				return st
+			}
+		}
+	}
 	return nil
 }

@@ -16,14 +16,18 @@ package admit
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
@@ -36,15 +40,22 @@ func stampKeys(t *testing.T, b byte) *proof.Keyring {
 	return keys
 }
 
-func stampedPodSet(t *testing.T, keys *proof.Keyring) *appsv1alpha1.PodSet {
-	t.Helper()
-	ps := &appsv1alpha1.PodSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", Annotations: map[string]string{proof.OwnerAnnotation: "alice"}},
+// podSetNamingASecret is a stored PodSet (UID, creationTimestamp) whose
+// pods read the Secret alice-token.
+func podSetNamingASecret() *appsv1alpha1.PodSet {
+	return &appsv1alpha1.PodSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", UID: "uid-1", CreationTimestamp: metav1.Now(),
+			Annotations: map[string]string{proof.OwnerAnnotation: "alice", proof.CreatedByAnnotation: "alice"}},
 		Spec: appsv1alpha1.PodSetSpec{Replicas: new(int32(2)), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "app", Image: "nginx", Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{
 				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "t"}}}}}}}}},
 	}
-	if err := PodSet.stamp(keys, ps, nil); err != nil {
+}
+
+func stampedPodSet(t *testing.T, keys *proof.Keyring) *appsv1alpha1.PodSet {
+	t.Helper()
+	ps := podSetNamingASecret()
+	if err := PodSet.Sign(keys, ps, "alice", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if !PodSet.Stamped(keys, ps) {
@@ -55,7 +66,7 @@ func stampedPodSet(t *testing.T, keys *proof.Keyring) *appsv1alpha1.PodSet {
 
 // A stamp verifies only for the object it was made for as it is: any
 // change a client makes on its own (the spec, the owner, the name, the
-// stamp) breaks it, but a harmless field does not.
+// UID, the stamp) breaks it, but a harmless field does not.
 func TestAStampVerifiesOnlyForTheSpecAndOwnerItWasMadeFor(t *testing.T) {
 	keys := stampKeys(t, 1)
 	for _, tc := range []struct {
@@ -73,7 +84,9 @@ func TestAStampVerifiesOnlyForTheSpecAndOwnerItWasMadeFor(t *testing.T) {
 		{"the creator record", func(ps *appsv1alpha1.PodSet) { ps.Annotations[proof.CreatedByAnnotation] = "mallory" }, false},
 		{"the name (a stamp copied to another object)", func(ps *appsv1alpha1.PodSet) { ps.Name = "other" }, false},
 		{"the namespace", func(ps *appsv1alpha1.PodSet) { ps.Namespace = "team-b" }, false},
+		{"the UID (the same name created anew)", func(ps *appsv1alpha1.PodSet) { ps.UID = types.UID("uid-2") }, false},
 		{"the stamp itself", func(ps *appsv1alpha1.PodSet) { ps.Annotations[StampAnnotation] += "x" }, false},
+		{"a readmit command", func(ps *appsv1alpha1.PodSet) { ps.Annotations[ReadmitAnnotation] = "1" }, false},
 	} {
 		ps := stampedPodSet(t, keys)
 		tc.change(ps)
@@ -84,8 +97,8 @@ func TestAStampVerifiesOnlyForTheSpecAndOwnerItWasMadeFor(t *testing.T) {
 	if PodSet.Stamped(stampKeys(t, 2), stampedPodSet(t, keys)) {
 		t.Error("a stamp verifies under another operator's key")
 	}
-	kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "c1"}}
-	if err := KubernetesCluster.stamp(keys, kc, nil); err != nil {
+	kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "c1", UID: "uid-kc"}}
+	if err := KubernetesCluster.Sign(keys, kc, "alice", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	kc.Annotations[clusterv1alpha1.RetryAnnotation] = "again"
@@ -94,33 +107,169 @@ func TestAStampVerifiesOnlyForTheSpecAndOwnerItWasMadeFor(t *testing.T) {
 	}
 }
 
+// A stamp made at a create, before the API server assigns a UID, approves
+// only the object created then: the same name created again later with
+// the old stamp and owner records copied is not approved.
+func TestACreateStampApprovesOnlyAnObjectCreatedWithinTheWindow(t *testing.T) {
+	keys := stampKeys(t, 1)
+	signed := time.Now().Add(-time.Hour)
+	ps := podSetNamingASecret()
+	ps.UID, ps.CreationTimestamp = "", metav1.Time{} // in admission: not yet assigned
+	if err := PodSet.Sign(keys, ps, "alice", signed); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		created time.Time
+		holds   bool
+	}{
+		{"created as it was admitted", signed.Add(2 * time.Second), true},
+		{"created at the window's end", signed.Add(CreateWindow - time.Second), true},
+		{"created anew an hour later", signed.Add(time.Hour), false},
+		{"created before it was stamped", signed.Add(-2 * CreateWindow), false},
+	} {
+		stored := ps.DeepCopy()
+		stored.UID, stored.CreationTimestamp = "uid-9", metav1.NewTime(tc.created)
+		if got := PodSet.Stamped(keys, stored); got != tc.holds {
+			t.Errorf("%s: stamp verifies %v, want %v", tc.name, got, tc.holds)
+		}
+	}
+}
+
 // An update admission does not check in full (only harmless fields, or
-// metadata) carries a stamp over only from a stored object whose stamp
-// verified: it never stamps what was stored without one.
+// metadata) keeps a stamp that verifies, the client's or the stored
+// object's, and never stamps what was stored without one.
 func TestAnUpdateNotCheckedInFullNeverStampsWhatWasNotStamped(t *testing.T) {
 	keys := stampKeys(t, 1)
 	stored := stampedPodSet(t, keys)
 	scaled := stored.DeepCopy()
 	scaled.Spec.Replicas = new(int32(7))
-	if err := PodSet.stamp(keys, scaled, &stored); err != nil || !PodSet.Stamped(keys, scaled) {
-		t.Fatalf("scaling a stamped PodSet: stamped %v, %v", PodSet.Stamped(keys, scaled), err)
+	delete(scaled.Annotations, StampAnnotation) // a client's update without it
+	PodSet.keepStamp(keys, scaled, stored)
+	if !PodSet.Stamped(keys, scaled) {
+		t.Error("scaling a stamped PodSet lost its stamp")
 	}
 
-	unstamped := stampedPodSet(t, keys)
-	delete(unstamped.Annotations, StampAnnotation) // stored while the webhooks were not called
+	unstamped := podSetNamingASecret() // stored while the webhooks were not called
 	relabelled := unstamped.DeepCopy()
 	relabelled.Labels = map[string]string{"a": "b"}
-	relabelled.Annotations[StampAnnotation] = stored.Annotations[StampAnnotation]
-	if err := PodSet.stamp(keys, relabelled, &unstamped); err != nil {
+	relabelled.Annotations[StampAnnotation] = stored.Annotations[StampAnnotation] + "x"
+	PodSet.keepStamp(keys, relabelled, unstamped)
+	if _, has := relabelled.Annotations[StampAnnotation]; has {
+		t.Error("a metadata-only update kept a stamp on an object stored without one")
+	}
+}
+
+// The validating webhook skips the questions the mutating webhook asked
+// only for a stamp made for the same requester moments ago.
+func TestOnlyAFreshStampForTheRequesterSparesTheValidatingChecks(t *testing.T) {
+	keys := stampKeys(t, 1)
+	now := time.Now()
+	ps := podSetNamingASecret()
+	if err := PodSet.Sign(keys, ps, "alice", now); err != nil {
 		t.Fatal(err)
 	}
-	if _, has := relabelled.Annotations[StampAnnotation]; has {
-		t.Error("a metadata-only update stamped an object stored without a stamp")
+	if !PodSet.freshlyApproved(keys, ps, "alice", now.Add(time.Second)) {
+		t.Error("the stamp the mutating webhook just made for alice is not taken")
 	}
+	if PodSet.freshlyApproved(keys, ps, "mallory", now) {
+		t.Error("alice's stamp spares mallory's request the checks")
+	}
+	if PodSet.freshlyApproved(keys, ps, "alice", now.Add(time.Minute)) {
+		t.Error("a minute-old stamp spares a request the checks")
+	}
+}
 
-	changed := unstamped.DeepCopy()
-	changed.Spec.Template.Spec.Containers[0].Image = "nginx:2"
-	if err := PodSet.stamp(keys, changed, &unstamped); err != nil || !PodSet.Stamped(keys, changed) {
-		t.Error("a change the validating webhook checks in full was not stamped")
+// Prepare refuses, with the reason NotAdmitted, an object that names
+// what the access checks guard without a stamp that verifies; an object
+// that names nothing needs none.
+func TestPrepareRefusesWhatNamesReferencesWithoutAStamp(t *testing.T) {
+	keys := stampKeys(t, 1)
+	_, err := Prepare(PodSet, keys, podSetNamingASecret())
+	var na *NotAdmittedError
+	if !errors.As(err, &na) || na.Reason() != conditions.ReasonNotAdmitted {
+		t.Fatalf("an unstamped PodSet naming a Secret: got %v, want NotAdmitted", err)
+	}
+	if _, err := Prepare(PodSet, keys, stampedPodSet(t, keys)); err != nil {
+		t.Errorf("a stamped PodSet: %v", err)
+	}
+	plain := podSetNamingASecret()
+	plain.Spec.Template.Spec.Containers[0].Env = nil
+	if _, err := Prepare(PodSet, keys, plain); err != nil {
+		t.Errorf("an unstamped PodSet naming nothing: %v", err)
+	}
+	named := plain.DeepCopy()
+	named.Annotations[proof.OwnerAnnotation] = "bob"
+	if _, err := Prepare(PodSet, keys, named); !errors.As(err, &na) {
+		t.Errorf("an unstamped PodSet naming another owner: got %v, want NotAdmitted", err)
+	}
+	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "ide", UID: "uid-w"},
+		Spec: idev1alpha1.WorkspaceSpec{User: "alice"}}
+	if _, err := Prepare(Workspace, keys, ws); !errors.As(err, &na) {
+		t.Errorf("an unstamped Workspace (its home is its owner's): got %v, want NotAdmitted", err)
+	}
+	if _, err := Prepare(PodSet, nil, podSetNamingASecret()); err != nil {
+		t.Errorf("without a keyring no stamp is required: %v", err)
+	}
+}
+
+// After a key rotation a stamp made with the previous key still verifies,
+// and Resign makes it again with the new one, for the same approval, so
+// that the previous key can be dropped.
+func TestResignMovesAStampToTheCurrentKey(t *testing.T) {
+	old, fresh := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	before, err := proof.NewKeyring(time.Now(), old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := stampedPodSet(t, before)
+	rotated, err := proof.NewKeyring(time.Now(), fresh, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !PodSet.Stamped(rotated, ps) {
+		t.Fatal("a stamp of the previous key does not verify during the rotation")
+	}
+	if !PodSet.Resign(rotated, ps) {
+		t.Fatal("Resign did not make the stamp again")
+	}
+	dropped, err := proof.NewKeyring(time.Now(), fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !PodSet.Stamped(dropped, ps) {
+		t.Error("the re-made stamp does not verify once the previous key is dropped")
+	}
+	if PodSet.Resign(dropped, ps) {
+		t.Error("Resign made again a stamp of the current key")
+	}
+	unstamped := podSetNamingASecret()
+	if PodSet.Resign(rotated, unstamped) {
+		t.Error("Resign stamped an object that had no stamp")
+	}
+}
+
+// The operator consuming a command (a Platform's rotate annotation)
+// keeps the approval: the stamp is made again for the object without it.
+func TestConsumingACommandKeepsTheApproval(t *testing.T) {
+	keys := stampKeys(t, 1)
+	p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shop", UID: "uid-p",
+		Annotations: map[string]string{appsv1alpha1.RotateSecretAnnotation: "session"}},
+		Spec: appsv1alpha1.PlatformSpec{ImageRepository: "r.example.com", Version: "1",
+			Secrets: []appsv1alpha1.PlatformSecret{{Name: "session", Keys: []string{"key"}}}}}
+	if err := Platform.Sign(keys, p, "alice", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Platform.WithoutCommand(keys, p, appsv1alpha1.RotateSecretAnnotation); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Annotations[appsv1alpha1.RotateSecretAnnotation]; ok || !Platform.Stamped(keys, p) {
+		t.Errorf("after the rotation: annotation kept %v, stamped %v; want removed and stamped", ok, Platform.Stamped(keys, p))
+	}
+	unstamped := p.DeepCopy()
+	delete(unstamped.Annotations, StampAnnotation)
+	unstamped.Annotations[appsv1alpha1.RotateSecretAnnotation] = "session"
+	if err := Platform.WithoutCommand(keys, unstamped, appsv1alpha1.RotateSecretAnnotation); err != nil || Platform.Stamped(keys, unstamped) {
+		t.Error("consuming a command stamped a Platform that had no stamp")
 	}
 }

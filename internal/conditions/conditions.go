@@ -35,6 +35,10 @@ const (
 // Reasons shared by every kind. Kinds add their own.
 const (
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonNotAdmitted: the object names what the access checks guard and
+	// carries no admission stamp that verifies (stored while kubeforge's
+	// webhooks were not called); kubeforge makes nothing for it.
+	ReasonNotAdmitted = "NotAdmitted"
 	ReasonApplyFailed = "ApplyFailed"
 	// ReasonNameConflict: an object with a name the kind wants exists and
 	// is not its own; kubeforge leaves it alone.

@@ -191,7 +191,7 @@ func (e *ConflictError) Error() string { return e.Message }
 func Failed(invalid, applyErr error) (reason string, err error, ok bool) {
 	switch {
 	case invalid != nil:
-		return conditions.ReasonInvalidSpec, invalid, true
+		return InvalidReason(invalid), invalid, true
 	case applyErr != nil:
 		return FailureReason(applyErr), applyErr, true
 	}
@@ -788,12 +788,24 @@ func (e *Engine) Event(owner runtime.Object, reason, action, note string, args .
 	e.event(owner, nil, reason, action, note, args...)
 }
 
-// Invalid reports that owner's spec breaks a rule (the error of
-// admit.Prepare): a log line and a Warning event. The reconciler then
-// creates nothing and waits for a change; its status says why.
+// Invalid reports that owner's spec breaks a rule or was not approved by
+// admission (the error of admit.Prepare): a log line and a Warning event
+// with the error's reason (InvalidReason). The reconciler then creates
+// nothing and waits for a change; its status says why.
 func (e *Engine) Invalid(ctx context.Context, owner client.Object, err error) {
-	logf.FromContext(ctx).Info("Spec is invalid; waiting for a change", "error", err.Error())
-	e.Warn(owner, conditions.ReasonInvalidSpec, "Validate", "%s", err.Error())
+	reason := InvalidReason(err)
+	logf.FromContext(ctx).Info("Not acting on the spec; waiting for a change", "reason", reason, "error", err.Error())
+	e.Warn(owner, reason, "Validate", "%s", err.Error())
+}
+
+// InvalidReason is the condition reason for an error of admit.Prepare:
+// the error's own (Reason() string, e.g. NotAdmitted), else InvalidSpec.
+func InvalidReason(err error) string {
+	var r interface{ Reason() string }
+	if errors.As(err, &r) {
+		return r.Reason()
+	}
+	return conditions.ReasonInvalidSpec
 }
 
 // Warn records a Warning event on owner: a reason in UpperCamelCase, the

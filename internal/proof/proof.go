@@ -181,6 +181,14 @@ func (k *Keyring) Check(obj Object, value string) (Binding, Verdict) {
 	return "", None
 }
 
+// SignedWithCurrentKey reports whether value (a seal or a pending mark)
+// names the keyring's current key: one made with a previous key verifies
+// until that key is dropped, and should be made again before.
+func (k *Keyring) SignedWithCurrentKey(value string) bool {
+	parts := strings.Split(value, ".")
+	return len(parts) == 4 && parts[1] == keyID(k.keys[0])
+}
+
 func mac(key []byte, obj Object, b Binding, pending bool) []byte {
 	h := hmac.New(sha256.New, key)
 	purpose := version

@@ -54,6 +54,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 	"github.com/kubeforge/kubeforge/internal/test/e2ekit"
 	"github.com/kubeforge/kubeforge/internal/test/ports"
@@ -75,12 +76,16 @@ var root = testenv.RepoRoot()
 type env struct {
 	t          *testing.T
 	kubeconfig string
-	c          client.Client
-	manager    *exec.Cmd
-	done       chan struct{}
-	metrics    int
-	probe      int
-	log        string
+	// c stamps the kubeforge objects it writes, standing in for the
+	// mutating webhook the manager runs without (testenv.AdmittingClient);
+	// raw does not (the admission load, which the webhooks stamp).
+	c       client.Client
+	raw     client.Client
+	manager *exec.Cmd
+	done    chan struct{}
+	metrics int
+	probe   int
+	log     string
 	// extra are the flags of the next startManager beyond the defaults.
 	extra []string
 }
@@ -144,6 +149,14 @@ func setup(t *testing.T, nodes, volumes int) *env {
 	e.metrics, e.probe = freePort(t), freePort(t)
 	e.startManager()
 	t.Cleanup(e.stopManager)
+	// The key the manager loaded (or made) at its start signs for the kit.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	keys, err := proof.Load(ctx, e.c, "kube-system", proof.DefaultSecretName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.raw, e.c = e.c, testenv.AdmittingClient(e.c, e.c.Scheme(), keys)
 	return e
 }
 

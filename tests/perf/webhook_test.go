@@ -315,7 +315,7 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 				ns := fmt.Sprintf("hooks-%d", r)
 				namespace(t, e.c, ns)
 				before := e.nativeHistograms()
-				with = append(with, load(t, e.c, ns, clients, d))
+				with = append(with, load(t, e.raw, ns, clients, d))
 				for p, after := range e.nativeHistograms() {
 					if pooled[p] == nil {
 						pooled[p] = map[int]uint64{}
@@ -335,7 +335,7 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 			ns := fmt.Sprintf("nohooks-%d", r)
 			namespace(t, e.c, ns)
 			n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
-			without = append(without, load(t, e.c, ns, clients, d))
+			without = append(without, load(t, e.raw, ns, clients, d))
 			if n1 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", ""); n1 != n0 {
 				t.Errorf("%v webhook calls during a run without webhooks", n1-n0)
 			}

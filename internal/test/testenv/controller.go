@@ -19,12 +19,15 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/proof"
 )
@@ -71,4 +74,89 @@ func (e *Env) StartController(ctx context.Context, types engine.Types,
 // generation) right after its create.
 func Sealed(obj client.Object) bool {
 	return strings.HasPrefix(obj.GetAnnotations()[proof.Annotation], "v1.")
+}
+
+// KitSigner is who the stamps of Admitting name.
+const KitSigner = "kubeforge test kit (for the mutating webhook)"
+
+// Admitting returns a client that stands in for kubeforge's mutating
+// webhook, which the controller suites do not run: each kubeforge object
+// it creates or changes gets the admission stamp the webhook writes once
+// the access checks pass (admit.Stamper), so that the reconcilers act on
+// it. Env.Client writes objects as they would be stored while the
+// webhooks were not called: without one.
+func (e *Env) Admitting() client.Client {
+	return AdmittingClient(e.Client, e.Scheme, e.Proof)
+}
+
+// AdmittingClient is Env.Admitting for any client and keyring (the
+// performance harness's, whose manager runs without webhooks).
+func AdmittingClient(c client.Client, s *kruntime.Scheme, keys *proof.Keyring) client.Client {
+	return admittingClient{Client: c, scheme: s, keys: keys}
+}
+
+type admittingClient struct {
+	client.Client
+	scheme *kruntime.Scheme
+	keys   *proof.Keyring
+}
+
+func (c admittingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if err := c.sign(obj); err != nil {
+		return err
+	}
+	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		return err
+	}
+	return c.kept(obj)
+}
+
+func (c admittingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if err := c.sign(obj); err != nil {
+		return err
+	}
+	if err := c.Client.Update(ctx, obj, opts...); err != nil {
+		return err
+	}
+	return c.kept(obj)
+}
+
+func (c admittingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if err := c.Client.Patch(ctx, obj, patch, opts...); err != nil {
+		return err
+	}
+	return c.restamp(ctx, obj)
+}
+
+func (c admittingClient) sign(obj client.Object) error {
+	if st := admit.StamperFor(c.scheme, obj); st != nil {
+		return st.SignObject(c.keys, obj, KitSigner, time.Now())
+	}
+	return nil
+}
+
+// kept fails when the stamp signed for a create or update does not verify
+// for what the API server stored (its own defaults changed the spec): a
+// stamp the webhook made would not verify either.
+func (c admittingClient) kept(obj client.Object) error {
+	if st := admit.StamperFor(c.scheme, obj); st != nil && st.NeedsStamp(c.keys, obj) {
+		return fmt.Errorf("the stamp signed for %s %s/%s does not verify for the object stored", st.GroupVersionKind().Kind,
+			obj.GetNamespace(), obj.GetName())
+	}
+	return nil
+}
+
+// restamp stamps obj as a patch left it (the kit cannot sign what a
+// patch will make before the API server makes it): one more write, as
+// the webhook's own signature would have been.
+func (c admittingClient) restamp(ctx context.Context, obj client.Object) error {
+	st := admit.StamperFor(c.scheme, obj)
+	if st == nil || !st.NeedsStamp(c.keys, obj) {
+		return nil
+	}
+	base := obj.DeepCopyObject().(client.Object)
+	if err := st.SignObject(c.keys, obj, KitSigner, time.Now()); err != nil {
+		return err
+	}
+	return c.Client.Patch(ctx, obj, client.MergeFrom(base))
 }

@@ -85,7 +85,9 @@ type Reconciler interface {
 // ControllerSuite is what a controller's envtest suite gives its specs.
 type ControllerSuite[R Reconciler] struct {
 	Env *Env
-	// Client talks to the API server directly (no cache).
+	// Client talks to the API server directly (no cache), and stamps the
+	// kubeforge objects it writes as the mutating webhook would
+	// (Env.Admitting); Env.Client does not.
 	Client client.Client
 	// Counting is the controller's own client; it counts the writes the
 	// controller makes.
@@ -130,7 +132,7 @@ func RunController[R Reconciler](t *testing.T, s *ControllerSuite[R], types engi
 	Run(t, Suite{
 		Name: t.Name(), Options: in.options, Teardown: in.after,
 		Setup: func(ctx context.Context, env *Env) (err error) {
-			s.Env, s.Client, s.Ctx = env, env.Client, ctx
+			s.Env, s.Client, s.Ctx = env, env.Admitting(), ctx
 			if in.before != nil {
 				if err := in.before(); err != nil {
 					return err

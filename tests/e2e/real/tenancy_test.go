@@ -141,6 +141,15 @@ func hookEnvPlatform(name string) *appsv1alpha1.Platform {
 		}}}}
 }
 
+// putBack creates obj again as it was before a spec deleted it.
+func putBack(obj client.Object) {
+	obj.SetResourceVersion("")
+	obj.SetUID("")
+	obj.SetManagedFields(nil)
+	obj.SetCreationTimestamp(metav1.Time{})
+	Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, obj))).To(Succeed())
+}
+
 func tenantPodSet(name string, mutate func(*corev1.PodSpec)) *appsv1alpha1.PodSet {
 	ps := echoPodSet(name, "/healthz")
 	ps.Namespace = tenancyNS
@@ -206,7 +215,7 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		refusedAt(mallory.Create(ctx, p), "spec.components[0].hooks.bootstrap.env[0].valueFrom.secretKeyRef.name")
 	})
 
-	It("reads a Secret through a Platform hook's env with kubeforge's webhook configurations deleted: refused by the API server's own policy", func() {
+	It("reads a Secret through a Platform hook's env with kubeforge's webhook configurations deleted: refused by the API server's own policy, and with that policy unbound too, stored but never acted on", func() {
 		// The webhook configurations, taken away as a broken install or a
 		// careless admin would, and put back as they were (CA bundle and all).
 		hooks := []client.Object{&admissionregistrationv1.ValidatingWebhookConfiguration{}, &admissionregistrationv1.MutatingWebhookConfiguration{}}
@@ -218,11 +227,7 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		}
 		DeferCleanup(func() {
 			for _, h := range hooks {
-				h.SetResourceVersion("")
-				h.SetUID("")
-				h.SetManagedFields(nil)
-				h.SetCreationTimestamp(metav1.Time{})
-				Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, h))).To(Succeed())
+				putBack(h)
 			}
 		})
 		p := hookEnvPlatform("hook-env-no-webhook")
@@ -231,6 +236,33 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy 'kubeforge-references-platforms'"))
 		Expect(err.Error()).To(ContainSubstring("may not have kubeforge use the Secret alice-token"))
+
+		By("with the references policy's binding deleted too: stored, and the operator makes nothing for it (NotAdmitted)")
+		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "kubeforge-references-platforms"}, binding)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, binding.DeepCopy())).To(Succeed())
+		DeferCleanup(putBack, binding)
+		unchecked := hookEnvPlatform("hook-env-unchecked")
+		Eventually(func() error { return mallory.Create(ctx, unchecked.DeepCopy()) }, "30s").Should(Succeed(), "no check left to refuse it")
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, unchecked))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			got := &appsv1alpha1.Platform{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(unchecked), got)).To(Succeed())
+			ready := meta.FindStatusCondition(got.Status.Conditions, "Ready")
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal("NotAdmitted"))
+			g.Expect(ready.Message).To(ContainSubstring("kubeforge.io/readmit"))
+		}, "30s").Should(Succeed())
+		jobs := &batchv1.JobList{}
+		Expect(k8sClient.List(ctx, jobs, client.InNamespace(tenancyNS))).To(Succeed())
+		for _, j := range jobs.Items {
+			Expect(j.Name).NotTo(HavePrefix(unchecked.Name), "a hook Job for a Platform no admission approved")
+		}
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(tenancyNS))).To(Succeed())
+		for _, p := range pods.Items {
+			Expect(p.Name).NotTo(HavePrefix(unchecked.Name), "a Pod for a Platform no admission approved")
+		}
 	})
 
 	It("swaps the image beside a Secret reference already on alice's PodSet: refused; a replicas change is not", func() {

@@ -16,9 +16,11 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
+	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,6 +92,17 @@ var _ = Describe("PodSet webhooks", func() {
 			Expect(admit.PodSet.Stamped(suite.Env.Proof, changed)).To(BeFalse())
 		})
 
+		It("should stamp a PodSet created with generateName for the name it gets", func() {
+			u := podSetJSON("", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+				"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
+			u.SetGenerateName("generated-")
+			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+			Expect(u.GetName()).To(HavePrefix("generated-"))
+			ps := &appsv1alpha1.PodSet{}
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
+		})
+
 		DescribeTable("should reject what only the webhook checks, with field errors",
 			func(name, spec string, fields ...string) {
 				err := suite.Client.Create(suite.Ctx, podSetJSON(name, spec))
@@ -154,6 +167,61 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].secret.secretName",
 			"spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name"))
 		Expect(dave.Create(suite.Ctx, podSetJSON("dave-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`))).To(Succeed())
+	})
+
+	It("should stamp only what the mutating webhook's own access checks approve, with no validating webhook called, and stamp again on readmit", func() {
+		quinn, err := suite.Env.As(suite.Ctx, "quinn", "default",
+			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"podsets"}, Verbs: []string{"create", "get", "update", "patch"}})
+		Expect(err).NotTo(HaveOccurred())
+		namingToken := func(name string) *unstructured.Unstructured {
+			return podSetJSON(name, `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+				"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
+		}
+		By("the validating webhook configuration taken away, the mutating one left")
+		hooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+		Expect(suite.Client.List(suite.Ctx, hooks)).To(Succeed())
+		Expect(hooks.Items).NotTo(BeEmpty())
+		for i := range hooks.Items {
+			Expect(suite.Client.Delete(suite.Ctx, hooks.Items[i].DeepCopy())).To(Succeed())
+		}
+		DeferCleanup(func() {
+			for _, h := range hooks.Items {
+				h.ResourceVersion, h.UID, h.ManagedFields, h.CreationTimestamp = "", "", nil, metav1.Time{}
+				Expect(suite.Client.Create(suite.Ctx, &h)).To(Succeed())
+			}
+			// Back before the next spec: quinn's reference refused again.
+			Eventually(func() bool {
+				return apierrors.IsInvalid(quinn.Create(suite.Ctx, namingToken("quinn-after")))
+			}).Should(BeTrue())
+		})
+
+		By("quinn, who may not get api-token, stores a PodSet naming it: no stamp, and the reconciler refuses it")
+		Eventually(func() error { return quinn.Create(suite.Ctx, namingToken("quinn-token")) }).Should(Succeed())
+		ps := &appsv1alpha1.PodSet{}
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKey{Namespace: "default", Name: "quinn-token"}, ps)).To(Succeed())
+		Expect(ps.Annotations).NotTo(HaveKey(admit.StampAnnotation))
+		_, err = admit.Prepare(admit.PodSet, suite.Env.Proof, ps)
+		var notAdmitted *admit.NotAdmittedError
+		Expect(errors.As(err, &notAdmitted)).To(BeTrue(), "Prepare: %v", err)
+
+		By("his readmit asks his checks again: still no stamp")
+		Expect(quinn.Patch(suite.Ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"kubeforge.io/readmit":"1"}}}`)))).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
+		Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeFalse())
+
+		By("the admin's readmit, who may get api-token: stamped, and the reconciler takes it")
+		Expect(suite.Client.Patch(suite.Ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"kubeforge.io/readmit":"2"}}}`)))).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
+		Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
+		_, err = admit.Prepare(admit.PodSet, suite.Env.Proof, ps)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("a label on it later keeps the stamp")
+		Expect(quinn.Patch(suite.Ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`)))).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
+		Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
 	})
 
 	It("should refuse a Platform whose database admin Secret the requester may not get", func() {

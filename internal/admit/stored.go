@@ -1,0 +1,157 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubeforge/kubeforge/internal/proof"
+)
+
+// StampRecord is the ConfigMap, in the namespace of the ownership key,
+// that says the objects stored before admission stamps were stamped
+// (data "version": the StampVersion they were stamped for; "at": when).
+// The replica that creates it does the stamping, once.
+const StampRecord = "kubeforge-admission-stamps"
+
+// StampedBefore is who a stamp of StampStored names: nobody's access was
+// checked then; the object was stored (and checked by the kubeforge of
+// the day) before stamps were required.
+const StampedBefore = "kubeforge: stored before admission stamps"
+
+// The stamping patches the stamp annotation onto stored objects of every
+// kind, and keeps its record in a ConfigMap.
+// +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets;platforms,verbs=patch
+// +kubebuilder:rbac:groups=networking.kubeforge.io,resources=balancers,verbs=patch
+// +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=patch
+// +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create
+
+// StampStored keeps the stamps of stored objects, on the leader, at its
+// start (after the caches are filled):
+//
+//   - once, when the StampRecord does not exist yet (the first start of a
+//     kubeforge that requires stamps), it creates the record and then
+//     stamps every object of a kubeforge kind that needs an approval and
+//     carries no stamp that verifies, so that an upgrade does not stop
+//     them. An object it cannot stamp is logged and stays NotAdmitted
+//     (readmit it); nothing stored later is ever stamped here.
+//   - every time, it makes again with the current key each stamp that
+//     verifies only with a previous key of the keyring, so that the
+//     previous key can be dropped after a key rotation.
+type StampStored struct {
+	// Client writes the stamps (the manager's, scoped to the namespaces
+	// served) and lists the kinds from the cache.
+	Client client.Client
+	// Reader reads the record past the cache.
+	Reader client.Reader
+	Scheme *runtime.Scheme
+	Keys   *proof.Keyring
+	// Namespace is where the record is kept: the ownership key's.
+	Namespace string
+	// Kinds are the kinds the manager runs (Stampers, when nil).
+	Kinds []Stamper
+}
+
+// NeedLeaderElection is true: one replica stamps.
+func (s StampStored) NeedLeaderElection() bool { return true }
+
+// Start stamps what the record and the keyring call for. Failures are
+// logged; the manager goes on.
+func (s StampStored) Start(ctx context.Context) error {
+	log := logf.FromContext(ctx).WithName("admission-stamps")
+	now := time.Now()
+	once := s.claim(ctx, log, now)
+	kinds := s.Kinds
+	if kinds == nil {
+		kinds = Stampers()
+	}
+	stamped, resigned, failed := 0, 0, 0
+	for _, st := range kinds {
+		gvk := st.GroupVersionKind()
+		o, err := s.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			return err
+		}
+		list := o.(client.ObjectList)
+		if err := s.Client.List(ctx, list); err != nil {
+			log.Error(err, "Listing stored objects", "kind", gvk.Kind)
+			continue
+		}
+		_ = meta.EachListItem(list, func(item runtime.Object) error {
+			obj := item.(client.Object)
+			base := obj.DeepCopyObject().(client.Object)
+			switch {
+			case once && st.NeedsStamp(s.Keys, obj):
+				if err := st.SignObject(s.Keys, obj, StampedBefore, now); err != nil {
+					return err
+				}
+				stamped++
+			case st.ResignObject(s.Keys, obj):
+				resigned++
+			default:
+				return nil
+			}
+			err := s.Client.Patch(ctx, obj, client.MergeFrom(base))
+			if err == nil && st.NeedsStamp(s.Keys, obj) {
+				err = fmt.Errorf("the stamp was not kept (an older kubeforge's webhook answered?)")
+			}
+			if err != nil {
+				log.Error(err, "Stamping a stored object; it reports NotAdmitted until readmitted", "kind", gvk.Kind,
+					"namespace", obj.GetNamespace(), "name", obj.GetName())
+				failed++
+			}
+			return nil
+		})
+	}
+	if stamped+resigned+failed > 0 {
+		log.Info("Stamped stored objects", "storedBeforeStamps", stamped, "withThePreviousKey", resigned, "failed", failed)
+	}
+	return nil
+}
+
+// claim reports whether this start does the one-time stamping: the record
+// did not exist, and this replica created it.
+func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) bool {
+	key := client.ObjectKey{Namespace: s.Namespace, Name: StampRecord}
+	err := s.Reader.Get(ctx, key, &corev1.ConfigMap{})
+	if !apierrors.IsNotFound(err) {
+		if err != nil {
+			log.Error(err, "Reading the record of stamped objects; trying at the next start", "configmap", key.String())
+		}
+		return false
+	}
+	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: StampRecord},
+		Data: map[string]string{"version": strconv.Itoa(StampVersion), "at": now.UTC().Format(time.RFC3339)}}
+	if err := s.Client.Create(ctx, record); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			log.Error(err, "Recording the stamping of stored objects; trying at the next start", "configmap", key.String())
+		}
+		return false
+	}
+	return true
+}

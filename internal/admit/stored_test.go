@@ -1,0 +1,71 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit_test
+
+import (
+	"strconv"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
+)
+
+// In this suite no webhook stamps anything: every object is stored as a
+// kubeforge without admission stamps stored it.
+var _ = Describe("The one-time stamping of objects stored before admission stamps", Ordered, func() {
+	namingSecret := func(name string) *appsv1alpha1.PodSet {
+		ps := &appsv1alpha1.PodSet{}
+		u := object("apps.kubeforge.io/v1alpha1", "PodSet", name, `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+			"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
+		Expect(env.Client.Create(ctx, u)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+		return ps
+	}
+	stamp := func() {
+		Expect(admit.StampStored{Client: env.Client, Reader: env.Client, Scheme: env.Scheme, Keys: env.Proof, Namespace: "kube-system"}.
+			Start(ctx)).To(Succeed())
+	}
+
+	It("stamps what needs a stamp, leaves the rest, records that it ran, and never runs again", func() {
+		before := namingSecret("stored-before")
+		plain := &appsv1alpha1.PodSet{}
+		u := object("apps.kubeforge.io/v1alpha1", "PodSet", "stored-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+		Expect(env.Client.Create(ctx, u)).To(Succeed())
+		_, err := admit.Prepare(admit.PodSet, env.Proof, before)
+		Expect(err).To(HaveOccurred(), "unstamped before the upgrade's first start")
+
+		stamp()
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(before), before)).To(Succeed())
+		Expect(admit.PodSet.Stamped(env.Proof, before)).To(BeTrue())
+		_, err = admit.Prepare(admit.PodSet, env.Proof, before)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(u), plain)).To(Succeed())
+		Expect(plain.Annotations).NotTo(HaveKey(admit.StampAnnotation), "a PodSet naming nothing needs no stamp")
+		record := &corev1.ConfigMap{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: admit.StampRecord}, record)).To(Succeed())
+		Expect(record.Data).To(HaveKeyWithValue("version", strconv.Itoa(admit.StampVersion)))
+		Expect(record.Data).To(HaveKey("at"))
+
+		By("an object stored without a stamp after that first start stays unstamped")
+		after := namingSecret("stored-after")
+		stamp()
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(after), after)).To(Succeed())
+		Expect(after.Annotations).NotTo(HaveKey(admit.StampAnnotation))
+	})
+})
