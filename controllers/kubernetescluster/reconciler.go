@@ -108,8 +108,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		images = validation.DefaultInstallerImages
 	}
 	kc, invalid := admit.Prepare(admit.KubernetesCluster.With(validation.InstallerImages(images)), r.Engine.Proof, kc)
-	if err := r.syncFinalizer(ctx, kc); err != nil {
-		return ctrl.Result{}, err
+	if invalid != nil && kc.DeletionTimestamp != nil && controllerutil.ContainsFinalizer(kc, clusterv1alpha1.ResetFinalizer) {
+		// No reset with a spec that breaks a rule or that no admission
+		// approved (its hosts and SSH key are not ones anyone's admission
+		// approved): let it go, and say so.
+		r.Engine.Warn(kc, engine.InvalidReason(invalid), "Reset", "Not resetting the cluster's hosts: %s", invalid.Error())
+		return ctrl.Result{}, engine.SyncFinalizer(ctx, r.Client, kc, clusterv1alpha1.ResetFinalizer, false)
+	}
+	if invalid == nil {
+		if err := r.syncFinalizer(ctx, kc); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	before := kc.DeepCopy()
 	o, err := r.reconcile(ctx, kc, invalid)

@@ -73,6 +73,10 @@ type Kind[T client.Object] struct {
 	// generated Secrets, retry an operation): setting or changing one is
 	// checked like a change of the spec, not admitted as metadata.
 	Commands []string
+	// Consumed are the Commands the operator takes away once it acted on
+	// them (a Platform's rotate annotations): taking one away asks for
+	// nothing, and keeps the object's admission stamp.
+	Consumed []string
 	// Transition, when set, holds rules about what a request asks for that
 	// only admission applies, not the reconciler: a new object, or a change
 	// (old is nil on a create). A rule that arrives with an operator
@@ -208,18 +212,16 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 		removeAnnotation(obj, StampAnnotation)
 		return nil
 	}
-	if old != nil && d.k.onlyHarmless(*old, obj) && !d.k.commandChanged(*old, obj) {
-		// Nothing the checks guard changed: keep a stamp that verifies.
-		d.k.keepStamp(d.keys, obj, *old)
-		return nil
-	}
-	if old != nil {
-		if _, ok := d.k.verify(d.keys, obj, obj.GetAnnotations()[StampAnnotation], *old); ok {
-			// A stamp for this object as it is now, made with the key (the
-			// operator consuming a command, WithoutCommand): the same
-			// approval. The validating webhook and the references policy
-			// still ask the requester's checks.
+	if old != nil && d.k.onlyHarmless(*old, obj) {
+		switch {
+		case !d.k.commandChanged(*old, obj):
+			// Nothing the checks guard changed: keep a stamp that verifies.
+			d.k.keepStamp(d.keys, obj, *old)
 			return nil
+		case d.k.onlyConsumed(*old, obj):
+			// A command the operator acted on, taken away: the same
+			// approval, for the object without it.
+			return d.k.carryStamp(d.keys, obj, *old)
 		}
 	}
 	// A create, a change of the spec or a command: sign only what the
@@ -325,8 +327,9 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 		// Labels, annotations, finalizers: always admitted, so that an object
 		// stored before today's rules can still be labelled, or let go of —
 		// but a command annotation asks the operator to act for the
-		// requester, like a change of the spec.
-		if !v.kind.commandChanged(oldObj, newObj) || v.approvedByMutating(ctx, newObj) {
+		// requester, like a change of the spec (taking away one the
+		// operator consumes asks for nothing).
+		if !v.kind.commandChanged(oldObj, newObj) || v.kind.onlyConsumed(oldObj, newObj) || v.approvedByMutating(ctx, newObj) {
 			return nil, nil
 		}
 		return nil, Invalid(v.gk, newObj, v.access(ctx, newObj, false, oldObj))

@@ -90,6 +90,7 @@ func init() {
 	}
 	Platform.DefaultNew = appsv1alpha1.DefaultNewPlatform
 	Platform.Commands = append(Platform.Commands, appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation)
+	Platform.Consumed = []string{appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation}
 	KubernetesCluster.Commands = append(KubernetesCluster.Commands, clusterv1alpha1.RetryAnnotation)
 }
 

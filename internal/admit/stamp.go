@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -212,14 +213,23 @@ func (k Kind[T]) Resign(keys *proof.Keyring, obj T) bool {
 	return true
 }
 
-// WithoutCommand removes the command annotation key from obj, once the
-// operator has acted on it, and makes obj's stamp again for obj without
-// it, for the same approval, when it verified: consuming a command asks
-// for nothing new. The operator's patch of both then keeps the stamp.
+// WithoutCommand removes the consumed command annotation key from obj,
+// once the operator has acted on it, and makes obj's stamp again for obj
+// without it, for the same approval (carryStamp, as the webhook does for
+// that patch). A stamp that did not verify is removed.
 func (k Kind[T]) WithoutCommand(keys *proof.Keyring, obj T, key string) error {
-	rec, ok := k.verify(keys, obj, obj.GetAnnotations()[StampAnnotation], obj)
+	was := obj.DeepCopyObject().(T)
 	removeAnnotation(obj, key)
-	if !ok || obj.GetUID() == "" {
+	return k.carryStamp(keys, obj, was)
+}
+
+// carryStamp makes the stamp of old, when it verifies, again for obj,
+// which differs from it only by harmless fields and metadata: the same
+// approval (who, when), bound to old's UID; else obj gets none.
+func (k Kind[T]) carryStamp(keys *proof.Keyring, obj, old T) error {
+	rec, ok := k.verify(keys, old, old.GetAnnotations()[StampAnnotation], old)
+	if !ok || old.GetUID() == "" {
+		removeAnnotation(obj, StampAnnotation)
 		return nil
 	}
 	d, err := k.stampDigest(obj)
@@ -227,8 +237,24 @@ func (k Kind[T]) WithoutCommand(keys *proof.Keyring, obj T, key string) error {
 		return err
 	}
 	rec.Digest = d
-	setAnnotation(obj, StampAnnotation, keys.Seal(k.identity(obj, obj), rec.binding()))
+	setAnnotation(obj, StampAnnotation, keys.Seal(k.identity(obj, old), rec.binding()))
 	return nil
+}
+
+// onlyConsumed reports whether every command that changed from old to obj
+// is one of the kind's Consumed commands, taken away.
+func (k Kind[T]) onlyConsumed(old, obj T) bool {
+	for _, a := range k.Commands {
+		v, ok := obj.GetAnnotations()[a]
+		was, had := old.GetAnnotations()[a]
+		if ok == had && v == was {
+			continue
+		}
+		if ok || !slices.Contains(k.Consumed, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // freshlyApproved reports whether obj's stamp was made for user within

@@ -49,17 +49,20 @@ const StampedBefore = "kubeforge: stored before admission stamps"
 // +kubebuilder:rbac:groups=networking.kubeforge.io,resources=balancers,verbs=patch
 // +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=patch
 // +kubebuilder:rbac:groups=cluster.kubeforge.io,resources=kubernetesclusters,verbs=patch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;patch
 
 // StampStored keeps the stamps of stored objects, on the leader, at its
 // start (after the caches are filled):
 //
 //   - once, when the StampRecord does not exist yet (the first start of a
-//     kubeforge that requires stamps), it creates the record and then
-//     stamps every object of a kubeforge kind that needs an approval and
-//     carries no stamp that verifies, so that an upgrade does not stop
-//     them. An object it cannot stamp is logged and stays NotAdmitted
-//     (readmit it); nothing stored later is ever stamped here.
+//     kubeforge that requires stamps), it creates the record ("started",
+//     with the time) and then stamps every object of a kubeforge kind that
+//     needs an approval and carries no stamp that verifies, so that an
+//     upgrade does not stop them; after a pass without failures the record
+//     says "done". A pass that did not finish is taken up at the next
+//     start, for the objects created before the first began; nothing
+//     created later is ever stamped here. Kinds and namespaces the
+//     manager does not serve at that time are not stamped (readmit them).
 //   - every time, it makes again with the current key each stamp that
 //     verifies only with a previous key of the keyring, so that the
 //     previous key can be dropped after a key rotation.
@@ -85,12 +88,14 @@ func (s StampStored) NeedLeaderElection() bool { return true }
 func (s StampStored) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("admission-stamps")
 	now := time.Now()
-	once := s.claim(ctx, log, now)
+	// Only objects created before the first pass began: one stored since,
+	// while a pass did not finish, is not stamped here.
+	cutoff, once := s.claim(ctx, log, now)
 	kinds := s.Kinds
 	if kinds == nil {
 		kinds = Stampers()
 	}
-	stamped, resigned, failed := 0, 0, 0
+	stamped, resigned, failed, listed := 0, 0, 0, true
 	for _, st := range kinds {
 		gvk := st.GroupVersionKind()
 		o, err := s.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -100,13 +105,14 @@ func (s StampStored) Start(ctx context.Context) error {
 		list := o.(client.ObjectList)
 		if err := s.Client.List(ctx, list); err != nil {
 			log.Error(err, "Listing stored objects", "kind", gvk.Kind)
+			listed = false
 			continue
 		}
 		_ = meta.EachListItem(list, func(item runtime.Object) error {
 			obj := item.(client.Object)
 			base := obj.DeepCopyObject().(client.Object)
 			switch {
-			case once && st.NeedsStamp(s.Keys, obj):
+			case once && !obj.GetCreationTimestamp().After(cutoff) && st.NeedsStamp(s.Keys, obj):
 				if err := st.SignObject(s.Keys, obj, StampedBefore, now); err != nil {
 					return err
 				}
@@ -128,30 +134,58 @@ func (s StampStored) Start(ctx context.Context) error {
 			return nil
 		})
 	}
+	if once && failed == 0 && listed {
+		s.finish(ctx, log)
+	}
 	if stamped+resigned+failed > 0 {
 		log.Info("Stamped stored objects", "storedBeforeStamps", stamped, "withThePreviousKey", resigned, "failed", failed)
 	}
 	return nil
 }
 
-// claim reports whether this start does the one-time stamping: the record
-// did not exist, and this replica created it.
-func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) bool {
+// claim says whether this start does the one-time stamping, and of the
+// objects created before when: the record did not exist (this replica
+// created it, now), or an earlier pass did not finish (its time).
+func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) (time.Time, bool) {
 	key := client.ObjectKey{Namespace: s.Namespace, Name: StampRecord}
-	err := s.Reader.Get(ctx, key, &corev1.ConfigMap{})
-	if !apierrors.IsNotFound(err) {
-		if err != nil {
-			log.Error(err, "Reading the record of stamped objects; trying at the next start", "configmap", key.String())
-		}
-		return false
+	record := &corev1.ConfigMap{}
+	err := s.Reader.Get(ctx, key, record)
+	switch {
+	case err == nil:
+		at, perr := time.Parse(time.RFC3339, record.Data["at"])
+		return at, record.Data["state"] == stampStarted && perr == nil
+	case !apierrors.IsNotFound(err):
+		log.Error(err, "Reading the record of stamped objects; trying at the next start", "configmap", key.String())
+		return time.Time{}, false
 	}
-	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: StampRecord},
-		Data: map[string]string{"version": strconv.Itoa(StampVersion), "at": now.UTC().Format(time.RFC3339)}}
+	record = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: StampRecord},
+		Data: map[string]string{"version": strconv.Itoa(StampVersion), "at": now.UTC().Format(time.RFC3339), "state": stampStarted}}
 	if err := s.Client.Create(ctx, record); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			log.Error(err, "Recording the stamping of stored objects; trying at the next start", "configmap", key.String())
 		}
-		return false
+		return time.Time{}, false
 	}
-	return true
+	return now, true
 }
+
+// finish records that the one-time stamping is done.
+func (s StampStored) finish(ctx context.Context, log logr.Logger) {
+	record := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: s.Namespace, Name: StampRecord}
+	if err := s.Reader.Get(ctx, key, record); err != nil {
+		log.Error(err, "Reading the record of stamped objects", "configmap", key.String())
+		return
+	}
+	base := record.DeepCopy()
+	record.Data["state"] = stampDone
+	if err := s.Client.Patch(ctx, record, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		log.Error(err, "Recording that the stored objects were stamped; the next start tries again", "configmap", key.String())
+	}
+}
+
+// The states of the StampRecord.
+const (
+	stampStarted = "started"
+	stampDone    = "done"
+)

@@ -61,6 +61,7 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "kube-system", Name: admit.StampRecord}, record)).To(Succeed())
 		Expect(record.Data).To(HaveKeyWithValue("version", strconv.Itoa(admit.StampVersion)))
 		Expect(record.Data).To(HaveKey("at"))
+		Expect(record.Data).To(HaveKeyWithValue("state", "done"))
 
 		By("an object stored without a stamp after that first start stays unstamped")
 		after := namingSecret("stored-after")
