@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -88,6 +89,29 @@ var _ = Describe("Platform webhooks", func() {
 			rbacv1.PolicyRule{APIGroups: []string{"kubeforge.io"}, Resources: []string{"podsecuritylevels"}, ResourceNames: []string{"baseline"}, Verbs: []string{"use"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lee.Create(suite.Ctx, platformJSON("lees", `[{"name":"root","podSecurity":"Baseline"}]`))).To(Succeed())
+	})
+
+	It("should keep a Baseline Platform's stamp when its rotate command is taken away by one without that right", func() {
+		u := platformJSON("rotated", `[{"name":"root","podSecurity":"Baseline"}]`)
+		u.SetAnnotations(map[string]string{appsv1alpha1.RotateSecretAnnotation: "session"})
+		Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
+		p := &appsv1alpha1.Platform{}
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+		Expect(admit.Platform.Stamped(suite.Env.Proof, p)).To(BeTrue())
+		// As the operator does once it rotated: it may not use Baseline.
+		mo, err := suite.Env.As(suite.Ctx, "mo", "default",
+			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"platforms"}, Verbs: []string{"get", "patch"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mo.Patch(suite.Ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"kubeforge.io/rotate-secret":null}}}`)))).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+		Expect(p.Annotations).NotTo(HaveKey(appsv1alpha1.RotateSecretAnnotation))
+		Expect(admit.Platform.Stamped(suite.Env.Proof, p)).To(BeTrue(), "the approval carried over")
+
+		By("but setting it again is a command, checked for the requester")
+		err = mo.Patch(suite.Ctx, p.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"annotations":{"kubeforge.io/rotate-secret":"session"}}}`)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 	})
 
 	DescribeTable("should reject bad input with field errors",
