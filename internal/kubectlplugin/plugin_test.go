@@ -156,6 +156,19 @@ func TestStatusOfAReadyObjectWaitsForNothing(t *testing.T) {
 	}
 }
 
+func TestStatusOfANotAdmittedObjectSaysHowToApproveIt(t *testing.T) {
+	ps := &appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "ps-uid", Generation: 1}}
+	ps.Status = appsv1alpha1.PodSetStatus{ObservedGeneration: 1, Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse,
+		Reason: "NotAdmitted", Message: "kubeforge's admission has not approved this PodSet as it is"}}}
+	out, err := execute(t, []client.Object{ps}, nil, "status", "pset/web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `kubectl annotate podset/web -n `+ns+` kubeforge.io/readmit="$(date +%s)" --overwrite`) {
+		t.Errorf("status of a PodSet no admission approved does not say how to approve it:\n%s", out)
+	}
+}
+
 func TestBalancerSplitGivesAnUnreadyBackendsShareToTheOthers(t *testing.T) {
 	b := &networkingv1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
 	b.Spec.Backends = []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: ptr.To(int32(20))}, {Name: "v2", Weight: ptr.To(int32(30))},

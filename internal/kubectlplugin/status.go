@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -160,6 +161,12 @@ func summarize(obj client.Object) summary {
 				w += ": " + c.Message
 			}
 			s.waiting = append(s.waiting, w)
+			if c.Reason == "NotAdmitted" {
+				// What approves it again (docs/security.md).
+				s.waiting = append(s.waiting, fmt.Sprintf("an approval: with kubeforge's webhooks in place, someone who may use what it names runs "+
+					`kubectl annotate %s/%s -n %s kubeforge.io/readmit="$(date +%%s)" --overwrite`,
+					strings.ToLower(reflect.TypeOf(obj).Elem().Name()), obj.GetName(), obj.GetNamespace()))
+			}
 		}
 	}
 	return s
