@@ -420,7 +420,7 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: podset-writer, namespace: ` + workNS + `}
 rules:
-- {apiGroups: [apps.kubeforge.io], resources: [podsets], verbs: [create, get]}
+- {apiGroups: [apps.kubeforge.io], resources: [podsets, platforms], verbs: [create, get]}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -447,6 +447,25 @@ spec:
 			g.Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy 'kubeforge-references-podsets'"))
 			g.Expect(err.Error()).To(ContainSubstring("alice-token"))
 		}, "30s").Should(Succeed())
+		hookEnv := `apiVersion: apps.kubeforge.io/v1alpha1
+kind: Platform
+metadata: {name: stealing, namespace: ` + workNS + `}
+spec:
+  imageRepository: kubeforge.test
+  version: v1
+  components:
+  - name: api
+    image: ` + echoImage + `
+    ports: [{name: http, port: 8080}]
+    hooks:
+      bootstrap:
+        command: [sh, -c, 'echo $T']
+        env: [{name: T, valueFrom: {secretKeyRef: {name: alice-token, key: token}}}]
+`
+		_, err = e2ekit.Run(root, []string{"KUBECONFIG=" + kubeconfig}, strings.NewReader(hookEnv), "kubectl", "--as", "mallory", "create", "-f", "-")
+		Expect(err).To(HaveOccurred(), "a Platform hook's env admitted with no webhook in "+workNS)
+		Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy 'kubeforge-references-platforms'"))
+		Expect(err.Error()).To(ContainSubstring("alice-token"))
 
 		By("its ServiceAccount may read Secrets in the target namespace and nowhere else")
 		canI := func(args ...string) string {
