@@ -108,12 +108,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		images = validation.DefaultInstallerImages
 	}
 	kc, invalid := admit.Prepare(admit.KubernetesCluster.With(validation.InstallerImages(images)), r.Engine.Proof, kc)
-	if invalid != nil && kc.DeletionTimestamp != nil && controllerutil.ContainsFinalizer(kc, clusterv1alpha1.ResetFinalizer) {
-		// No reset with a spec that breaks a rule or that no admission
-		// approved (its hosts and SSH key are not ones anyone's admission
-		// approved): let it go, and say so.
-		r.Engine.Warn(kc, engine.InvalidReason(invalid), "Reset", "Not resetting the cluster's hosts: %s", invalid.Error())
-		return ctrl.Result{}, engine.SyncFinalizer(ctx, r.Client, kc, clusterv1alpha1.ResetFinalizer, false)
+	if invalid != nil && kc.DeletionTimestamp != nil {
+		// No reset with hosts and an SSH key nobody's admission approved.
+		return ctrl.Result{}, r.Engine.ReleaseUnapproved(ctx, kc, clusterv1alpha1.ResetFinalizer,
+			"Kubernetes was not reset on the cluster's hosts", invalid)
 	}
 	if invalid == nil {
 		if err := r.syncFinalizer(ctx, kc); err != nil {

@@ -166,8 +166,8 @@ func (r *Reconciler) finalize(ctx context.Context, p *appsv1alpha1.Platform, inv
 		return ctrl.Result{}, nil
 	}
 	if invalid != nil {
-		r.Engine.Warn(p, engine.InvalidReason(invalid), "DropDatabases", "Not dropping the components' databases and users: %s", invalid.Error())
-		return ctrl.Result{}, engine.SyncFinalizer(ctx, r.Client, p, appsv1alpha1.DatabaseFinalizer, false)
+		return ctrl.Result{}, r.Engine.ReleaseUnapproved(ctx, p, appsv1alpha1.DatabaseFinalizer,
+			"The components' databases and users were not dropped", invalid)
 	}
 	if d := p.Spec.Database; d != nil && d.DropOnDelete {
 		// Off the worker: the server may take its time.

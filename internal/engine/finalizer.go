@@ -83,9 +83,26 @@ func (e *Engine) ReleaseAfter(ctx context.Context, obj client.Object, finalizer 
 	if left := time.Until(obj.GetDeletionTimestamp().Add(timeout)); left > 0 {
 		return left, nil
 	}
-	logf.FromContext(ctx).Info("Letting go without cleaning up", "notDone", notDone, "why", why.Error())
-	e.warn(obj, nil, ReasonCleanupSkipped, "Delete", "%s: %s; let go after waiting %s", notDone, why.Error(), timeout)
-	return 0, SyncFinalizer(ctx, e.Client, obj, finalizer, false)
+	return 0, e.release(ctx, obj, finalizer, notDone, fmt.Sprintf("%s; let go after waiting %s", why.Error(), timeout))
+}
+
+// ReleaseUnapproved lets a deleting object go at once, without its
+// cleanup, when its spec breaks a rule or no admission approved it (why,
+// the error of admit.Prepare): a cleanup would use what the spec names
+// (a database server and its admin Secret, an installer's hosts and SSH
+// key), which nobody's admission approved. A Warning event, reason
+// CleanupSkipped, says what was not cleaned up and why.
+func (e *Engine) ReleaseUnapproved(ctx context.Context, obj client.Object, finalizer, notDone string, why error) error {
+	if obj.GetDeletionTimestamp() == nil || !controllerutil.ContainsFinalizer(obj, finalizer) {
+		return nil
+	}
+	return e.release(ctx, obj, finalizer, notDone, why.Error())
+}
+
+func (e *Engine) release(ctx context.Context, obj client.Object, finalizer, notDone, why string) error {
+	logf.FromContext(ctx).Info("Letting go without cleaning up", "notDone", notDone, "why", why)
+	e.warn(obj, nil, ReasonCleanupSkipped, "Delete", "%s: %s", notDone, why)
+	return SyncFinalizer(ctx, e.Client, obj, finalizer, false)
 }
 
 // ReasonCleanupSkipped is the Warning event of an object let go without
