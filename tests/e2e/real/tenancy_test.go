@@ -243,6 +243,11 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		Expect(k8sClient.Delete(ctx, binding.DeepCopy())).To(Succeed())
 		DeferCleanup(putBack, binding)
 		unchecked := hookEnvPlatform("hook-env-unchecked")
+		// And a database dropped on delete with alice's token as its admin
+		// Secret (a name in the cluster, never reached).
+		unchecked.Spec.Database = &appsv1alpha1.PlatformDatabase{Engine: appsv1alpha1.DatabasePostgreSQL, Host: "db." + tenancyNS + ".svc.cluster.local",
+			AdminSecretRef: corev1.LocalObjectReference{Name: "alice-token"}, DropOnDelete: true}
+		unchecked.Spec.Components[0].Database = &appsv1alpha1.ComponentDatabase{Enabled: true}
 		Eventually(func() error { return mallory.Create(ctx, unchecked.DeepCopy()) }, "30s").Should(Succeed(), "no check left to refuse it")
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, unchecked))).To(Succeed()) })
 		Eventually(func(g Gomega) {
@@ -263,6 +268,14 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		for _, p := range pods.Items {
 			Expect(p.Name).NotTo(HavePrefix(unchecked.Name), "a Pod for a Platform no admission approved")
 		}
+		By("its database drop on delete is never taken up: no finalizer, and it goes at once, connecting nowhere with alice's Secret")
+		got := &appsv1alpha1.Platform{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(unchecked), got)).To(Succeed())
+		Expect(got.Finalizers).NotTo(ContainElement(appsv1alpha1.DatabaseFinalizer))
+		Expect(k8sClient.Delete(ctx, got)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(unchecked), &appsv1alpha1.Platform{}))
+		}, "15s").Should(BeTrue())
 	})
 
 	It("swaps the image beside a Secret reference already on alice's PodSet: refused; a replicas change is not", func() {
