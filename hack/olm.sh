@@ -158,7 +158,9 @@ install() {
     --set catalog.opmImageArgs="--opmImage=$OPM_IMAGE" >"$manifests/olm.yaml"
   kubectl apply --server-side --force-conflicts -f "$src/deploy/chart/crds" >/dev/null
   kubectl wait --for=condition=Established --timeout=60s -f "$src/deploy/chart/crds" >/dev/null
-  kubectl apply --server-side --force-conflicts -f "$manifests/olm.yaml" >/dev/null
+  # An Established CRD can still be missing from discovery for a moment, and
+  # olm.yaml holds objects of those kinds ("no matches for kind"): retry.
+  retry 10 kubectl apply --server-side --force-conflicts -f "$manifests/olm.yaml"
   kubectl -n olm rollout status deployment/olm-operator --timeout="${TIMEOUT}s" >/dev/null
   kubectl -n olm rollout status deployment/catalog-operator --timeout="${TIMEOUT}s" >/dev/null
   local deadline=$(( SECONDS + TIMEOUT ))
@@ -205,6 +207,16 @@ local_ref() {
   first=${ref%%/*} rest=${ref#*/}
   if [[ "$ref" == */* && ( "$first" == *.* || "$first" == *:* || "$first" == localhost ) ]]; then ref=$rest; fi
   echo "$(registry)/$ref"
+}
+
+retry() { # TRIES COMMAND...: until COMMAND succeeds, 2 s apart; the last failure's output is shown
+  local tries=$1 i out; shift
+  for (( i = 1; ; i++ )); do
+    out=$("$@" 2>&1) && return 0
+    (( i < tries )) || { printf '%s\n' "$out" >&2; return 1; }
+    log "retrying ($i/$tries): $*: $(tail -n 1 <<<"$out")"
+    sleep 2
+  done
 }
 
 wait_for() { # DESCRIPTION COMMAND...: until COMMAND succeeds or TIMEOUT
