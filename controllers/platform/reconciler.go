@@ -382,7 +382,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Background == nil {
 		r.Background = &engine.Background{}
 	}
-	return r.types().Controller(mgr, "platform", &appsv1alpha1.Platform{}).
+	return r.types().Controller(mgr, r.Engine.Proof, "platform", &appsv1alpha1.Platform{}).
 		WatchesRawSource(r.Background.Source()).
 		WithOptions(controller.Options{
 			// A database server that is down is retried with backoff, at

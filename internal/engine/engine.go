@@ -108,6 +108,10 @@ func CreateOnly(obj client.Object) {
 	Immutable(obj)
 }
 
+func isCreateOnly(obj client.Object) bool {
+	return obj.GetAnnotations()[AnnotationCreateOnly] == "true"
+}
+
 // Immutable makes a desired ConfigMap or Secret immutable: nobody, the
 // tenants who may update such objects included, can change its content
 // after the operator made it. CreateOnly sets it: what is made once and
@@ -347,6 +351,17 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 		err      error
 		migrated bool
 	}
+	// Every object is read at once before the first stage: a new owner's
+	// objects are not in the cache, and reading them one stage after
+	// another would put a round trip to the API server per stage before
+	// what the user waits for. A read that is stale by the time its stage
+	// comes is caught as before (an apply that did not create is never
+	// ours).
+	reads := e.readAll(ctx, owner, stages)
+	// The seals of a stage's new objects are written while the next stage
+	// is applied: what the next stage needs is that they are ours, which
+	// the apply's answer already shows. All are written before returning.
+	var seals sealing
 	conflict := ""
 	for _, stage := range stages {
 		if conflict != "" {
@@ -362,13 +377,13 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 		results := make([]applied, len(stage))
 		if len(stage) == 1 {
 			r := &results[0]
-			r.key, r.outcome, r.live, r.err = e.applyOne(ctx, owner, stage[0], &r.migrated)
+			r.key, r.outcome, r.live, r.err = e.applyOne(ctx, owner, stage[0], reads[stage[0]], &seals, &r.migrated)
 		} else {
 			var wg sync.WaitGroup
 			for i, obj := range stage {
 				wg.Go(func() {
 					r := &results[i]
-					r.key, r.outcome, r.live, r.err = e.applyOne(ctx, owner, obj, &r.migrated)
+					r.key, r.outcome, r.live, r.err = e.applyOne(ctx, owner, obj, reads[obj], &seals, &r.migrated)
 				})
 			}
 			wg.Wait()
@@ -403,6 +418,8 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 		}
 	}
 
+	errs = append(errs, seals.wait()...)
+
 	// Pruning only after every desired object was attempted; never prune
 	// when building the desired set failed part-way.
 	if len(errs) == 0 {
@@ -429,7 +446,7 @@ const (
 	updated
 )
 
-func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.Object, migrated *bool) (string, outcome, client.Object, error) {
+func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.Object, read *liveRead, seals *sealing, migrated *bool) (string, outcome, client.Object, error) {
 	log := logf.FromContext(ctx)
 	gvk, err := apiutil.GVKForObject(obj, e.Scheme)
 	if err != nil {
@@ -485,29 +502,14 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	}
 	mdAnnotations[AnnotationDesiredHash] = hash
 
-	live, err := e.Scheme.New(gvk)
-	if err != nil {
-		return key, unchanged, nil, fmt.Errorf("creating an empty %s: %w", gvk.Kind, err)
+	if read == nil {
+		read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj)) // its kind was unknown to readAll
 	}
-	liveObj := live.(client.Object)
-	exists, diff, remake := true, "", false
-	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(obj), liveObj); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, err)
-		}
-		// The cache holds only objects with kubeforge's label: not in it is
-		// not absent. Ask the API server before creating anything, so that
-		// an object someone else made under this name is never taken over.
-		if err := e.reader().Get(ctx, client.ObjectKeyFromObject(obj), liveObj); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, err)
-			}
-			exists = false
-		}
+	if read.err != nil {
+		return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
 	}
-	// A direct read (ConfigMaps and Secrets are never cached) leaves the
-	// type empty; the comparison needs it as the desired object has it.
-	liveObj.GetObjectKind().SetGroupVersionKind(gvk)
+	liveObj, exists := read.obj, read.exists
+	diff, remake := "", false
 	gk := gvk.GroupKind()
 	standing := ours
 	if exists {
@@ -567,7 +569,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 			e.warn(owner, liveObj, conditions.ReasonNameConflict, "Apply", "%s", conflict.Message)
 			return key, unchanged, nil, conflict
 		}
-		if obj.GetAnnotations()[AnnotationCreateOnly] == "true" {
+		if isCreateOnly(obj) {
 			return key, unchanged, liveObj, nil
 		}
 		if liveObj.GetDeletionTimestamp() != nil {
@@ -644,11 +646,125 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		e.warn(owner, obj, conditions.ReasonNameConflict, "Apply", "%s", conflict.Message)
 		return key, unchanged, nil, conflict
 	}
-	if err := e.seal(ctx, gk, written, bind, nil); err != nil {
-		return key, unchanged, nil, err
+	seal := func() error {
+		if err := e.seal(ctx, gk, written, bind, nil); err != nil {
+			e.warn(owner, obj, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
+			return err
+		}
+		e.event(owner, obj, "Created", "Create", "Created %s", key)
+		return nil
 	}
-	e.event(owner, obj, "Created", "Create", "Created %s", key)
+	seals.start(seal)
 	return key, created, written, nil
+}
+
+// liveRead is what the API server holds under a desired object's name.
+type liveRead struct {
+	obj    client.Object // empty when !exists
+	exists bool
+	err    error
+}
+
+// readLive reads the object of kind gvk at key: from the cache, and from
+// the API server when the cache does not have it — the cache holds only
+// objects with kubeforge's label, so not in it is not absent, and an
+// object someone else made under this name is never taken over.
+//
+// Of a create-only Secret or ConfigMap only the metadata is read (from the
+// metadata cache, which holds those with kubeforge's label): whether it
+// exists and is ours is all its apply looks at, so the reconciles of a
+// settled owner do not read its content from the API server each time.
+// Its live copy then carries only its metadata.
+func (e *Engine) readLive(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, createOnly bool) *liveRead {
+	live, err := e.Scheme.New(gvk)
+	if err != nil {
+		return &liveRead{err: fmt.Errorf("creating an empty %s: %w", gvk.Kind, err)}
+	}
+	r := &liveRead{obj: live.(client.Object), exists: true}
+	target := r.obj
+	metaOnly := createOnly && IsContentKind(gvk.GroupKind())
+	if metaOnly {
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(gvk)
+		target = meta
+	}
+	if err := e.Client.Get(ctx, key, target); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return &liveRead{err: err}
+		}
+		if err := e.reader().Get(ctx, key, target); err != nil {
+			if !apierrors.IsNotFound(err) {
+				return &liveRead{err: err}
+			}
+			r.exists = false
+		}
+	}
+	if metaOnly && r.exists {
+		reflectMeta(target.(*metav1.PartialObjectMetadata), r.obj)
+	}
+	// A direct read (ConfigMaps and Secrets are never cached) leaves the
+	// type empty; the comparison needs it as the desired object has it.
+	r.obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return r
+}
+
+// reflectMeta gives obj the metadata meta holds.
+func reflectMeta(meta *metav1.PartialObjectMetadata, obj client.Object) {
+	if a, ok := obj.(metav1.ObjectMetaAccessor); ok {
+		*a.GetObjectMeta().(*metav1.ObjectMeta) = *meta.ObjectMeta.DeepCopy()
+	}
+}
+
+// readAll reads every desired object of stages at the same time. An object
+// whose kind is unknown is left out: applyOne reports it.
+func (e *Engine) readAll(ctx context.Context, owner client.Object, stages [][]client.Object) map[client.Object]*liveRead {
+	reads := map[client.Object]*liveRead{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, stage := range stages {
+		for _, obj := range stage {
+			gvk, err := apiutil.GVKForObject(obj, e.Scheme)
+			if err != nil {
+				continue
+			}
+			ns := obj.GetNamespace()
+			if ns == "" {
+				ns = owner.GetNamespace()
+			}
+			wg.Go(func() {
+				r := e.readLive(ctx, gvk, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, isCreateOnly(obj))
+				mu.Lock()
+				reads[obj] = r
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	return reads
+}
+
+// sealing runs the seals of new objects in the background.
+type sealing struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+func (s *sealing) start(seal func() error) {
+	s.wg.Go(func() {
+		if err := seal(); err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+		}
+	})
+}
+
+// wait returns once every seal is written, with the errors of those that
+// failed.
+func (s *sealing) wait() []error {
+	s.wg.Wait()
+	return s.errs
 }
 
 // createdByUs reports whether obj, the answer to the engine's create, was

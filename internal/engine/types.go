@@ -16,7 +16,15 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/kubeforge/kubeforge/internal/proof"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,17 +63,22 @@ type Read struct {
 // forType (status included: a status write decided against a cache that
 // lagged behind the previous write is corrected when the cache catches
 // up; a reconcile with nothing to do writes nothing), every Owned type,
-// and every Read type with an OwnerLabel.
-func (t Types) Controller(mgr ctrl.Manager, name string, forType client.Object) *builder.Builder {
+// and every Read type with an OwnerLabel. Of an Owned type it leaves out
+// the update that is only the engine's seal of an object it has just
+// created (keys verifies it): the create and the apply's answer have told
+// the reconcile all it needs, and the object's next change brings the
+// owner back as before.
+func (t Types) Controller(mgr ctrl.Manager, keys *proof.Keyring, name string, forType client.Object) *builder.Builder {
 	b := ctrl.NewControllerManagedBy(mgr).Named(name).For(forType)
+	notSeal := builder.WithPredicates(notOwnSeal(mgr.GetScheme(), keys))
 	for _, o := range t.Owned {
 		if gvk, err := apiutil.GVKForObject(o, mgr.GetScheme()); err == nil && IsContentKind(gvk.GroupKind()) {
 			// Their content is never cached: a change of their metadata
 			// (which every write changes) is what brings the owner back.
-			b = b.Owns(o, builder.OnlyMetadata)
+			b = b.Owns(o, builder.OnlyMetadata, notSeal)
 			continue
 		}
-		b = b.Owns(o)
+		b = b.Owns(o, notSeal)
 	}
 	for _, r := range t.Read {
 		if r.OwnerLabel != "" {
@@ -130,4 +143,46 @@ func OwnedOnly(ts ...Types) []client.Object {
 		}
 	}
 	return out
+}
+
+// notOwnSeal passes every event but an update that only seals an object:
+// its proof annotation went from the pending mark to a seal that verifies
+// for the same binding, and nothing else changed but the resource version
+// and the managed fields. Anything else — a seal taken away, changed or
+// copied from elsewhere, any other change made with it — passes.
+func notOwnSeal(s *runtime.Scheme, keys *proof.Keyring) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		if keys == nil || e.ObjectOld == nil || e.ObjectNew == nil {
+			return true
+		}
+		gvk, err := apiutil.GVKForObject(e.ObjectNew, s)
+		if err != nil {
+			gvk = e.ObjectNew.GetObjectKind().GroupVersionKind()
+		}
+		gk := gvk.GroupKind()
+		was, before := keys.Check(sealed(gk, e.ObjectOld), e.ObjectOld.GetAnnotations()[proof.Annotation])
+		is, after := keys.Check(sealed(gk, e.ObjectNew), e.ObjectNew.GetAnnotations()[proof.Annotation])
+		if before != proof.Pending || after != proof.Sealed || was != is {
+			return true
+		}
+		return !sameButSeal(e.ObjectOld, e.ObjectNew)
+	}}
+}
+
+// sameButSeal reports whether a and b differ only in their proof
+// annotation, resource version and managed fields.
+func sameButSeal(a, b client.Object) bool {
+	strip := func(o client.Object) client.Object {
+		c := o.DeepCopyObject().(client.Object)
+		c.SetResourceVersion("")
+		c.SetManagedFields(nil)
+		an := maps.Clone(c.GetAnnotations())
+		delete(an, proof.Annotation)
+		if len(an) == 0 {
+			an = nil
+		}
+		c.SetAnnotations(an)
+		return c
+	}
+	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
