@@ -97,6 +97,11 @@ var _ = Describe("The references policies", Ordered, func() {
 		func(apiVersion, kind, field, spec string) {
 			made++
 			name := fmt.Sprintf("refs-%s-%d", kindName(kind), made)
+			// The API server loads each kind's policy a moment after it is
+			// made (the suite's first probe waited for the PodSet's only).
+			Eventually(func() error {
+				return mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "alicessecret")), client.DryRunAll)
+			}).Should(MatchError(ContainSubstring("ValidatingAdmissionPolicy")), "the %s policy never took effect", kind)
 			refused(mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "alicessecret"))), "mallory may not have kubeforge use the Secret alicessecret")
 			Expect(mallory.Create(ctx, object(apiVersion, kind, name, fmt.Sprintf(spec, "malloryssecret")))).To(Succeed())
 		},
