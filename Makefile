@@ -40,6 +40,7 @@ manifests: ## Generate CRDs, RBAC and webhook configurations from the code marke
 	go run ./hack/crddocs config/crd/bases/*.yaml
 	go run ./hack/rbacsplit config/rbac
 	go run ./hack/policygen config/policy
+	go run ./hack/webhookconditions config/webhook/manifests.yaml
 
 .PHONY: proto
 proto: ## Regenerate the gRPC code in internal/apiserver/idev1 and seedpb from api/proto (buf and the protoc plugins, from hack/proto/go.mod).

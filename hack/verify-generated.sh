@@ -29,6 +29,7 @@ done
 go run ./hack/rbacsplit "$tmp/rbac"
 check "$tmp/rbac/role.yaml" config/rbac/role.yaml
 check "$tmp/rbac/cluster_role.yaml" config/rbac/cluster_role.yaml
+go run ./hack/webhookconditions "$tmp/webhook/manifests.yaml"
 check "$tmp/webhook/manifests.yaml" config/webhook/manifests.yaml
 go run ./hack/policygen "$tmp"
 check "$tmp/owner-record.yaml" config/policy/owner-record.yaml

@@ -311,6 +311,9 @@ func main() {
 		"With --webhook-cert-provision: the MutatingWebhookConfiguration whose caBundle the manager keeps.")
 	validatingConfig := flag.String("validating-webhook-configuration", "kubeforge-validating-webhook-configuration",
 		"With --webhook-cert-provision: the ValidatingWebhookConfiguration whose caBundle the manager keeps.")
+	reviewCacheTTL := flag.Duration("access-review-cache-ttl", admit.DefaultReviewCacheTTL,
+		"How long the webhooks keep an allowed answer of the SubjectAccessReviews they ask about what a spec names "+
+			"(a refusal is never kept, so a right taken away counts within this time, one granted at once); 0 asks every time.")
 	ensurePolicy := flag.Bool("ensure-admission-policy", false,
 		"Create or update the ValidatingAdmissionPolicies kubeforge-owner-record and kubeforge-references-<kind> and their bindings "+
 			"at start (under OLM, whose bundle cannot carry them; kustomize installs ship them in config/policy).")
@@ -464,6 +467,18 @@ func main() {
 	// Every part of the manager (the reconcilers through eng.Reader) reads
 	// the API server through this reader, scoped as the client is.
 	apiReader := scope.Reader(mgr.GetAPIReader(), mgr.GetClient())
+	// The webhooks' SubjectAccessReviews go out on a client of their own,
+	// without the reconcilers' client-side rate limit: their number is
+	// bounded by the admission requests the API server sends (and its
+	// priority and fairness), and an admission request must not queue
+	// behind the reconcilers' writes.
+	reviewsConfig := rest.CopyConfig(restConfig)
+	reviewsConfig.QPS = -1
+	reviews, err := client.New(reviewsConfig, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		setupLog.Error(err, "Unable to create the webhooks' access review client")
+		os.Exit(1)
+	}
 	eng := &engine.Engine{Client: mgr.GetClient(), Reader: apiReader, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge"),
 		Proof: keys}
 	for _, k := range ks {
@@ -472,7 +487,7 @@ func main() {
 			os.Exit(1)
 		}
 		if enableWebhooks {
-			if err := k.webhooks(mgr, admit.Options{Proof: keys, Policy: policy, InstallerImages: installerPolicy, Reader: apiReader}); err != nil {
+			if err := k.webhooks(mgr, admit.Options{Proof: keys, Policy: policy, InstallerImages: installerPolicy, Reader: apiReader, Reviews: reviews, ReviewCacheTTL: *reviewCacheTTL}); err != nil {
 				setupLog.Error(err, "Unable to create webhook", "webhook", k.name)
 				os.Exit(1)
 			}

@@ -65,7 +65,7 @@ func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool, old 
 	if err != nil || v.reviews == nil {
 		return nil // not an admission request (a unit test): nobody to ask about
 	}
-	a := &asker{reviews: v.reviews, user: req.UserInfo, ns: obj.GetNamespace(), answers: map[authorizationv1.ResourceAttributes]bool{}}
+	a := &asker{reviews: v.reviews, cache: v.cache, user: req.UserInfo, ns: obj.GetNamespace(), answers: map[authorizationv1.ResourceAttributes]bool{}}
 	var errs field.ErrorList
 	if req.Operation == "CREATE" {
 		errs = append(errs, a.owner(ctx, obj)...)
@@ -199,6 +199,7 @@ func specOf(obj any) any {
 // asker asks SubjectAccessReviews for one requester, each question once.
 type asker struct {
 	reviews client.Client
+	cache   *reviewCache
 	user    authenticationv1.UserInfo
 	ns      string
 	answers map[authorizationv1.ResourceAttributes]bool
@@ -215,6 +216,10 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 	if ok, seen := a.answers[attrs]; seen {
 		return ok
 	}
+	if a.cache.lookup(a.user, attrs) {
+		a.answers[attrs] = true
+		return true
+	}
 	extra := map[string]authorizationv1.ExtraValue{}
 	for k, v := range a.user.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
@@ -227,6 +232,9 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 		return false
 	}
 	a.answers[attrs] = sar.Status.Allowed
+	if sar.Status.Allowed {
+		a.cache.keep(a.user, attrs)
+	}
 	return sar.Status.Allowed
 }
 

@@ -152,6 +152,13 @@ type Options struct {
 	// whose it is): the manager's API reader, scoped as its client is
 	// (engine.Scope); nil is mgr.GetAPIReader().
 	Reader client.Reader
+	// Reviews creates the access checks' SubjectAccessReviews; nil is
+	// mgr.GetClient().
+	Reviews client.Client
+	// ReviewCacheTTL keeps the allowed answers of the access checks'
+	// SubjectAccessReviews this long (DefaultReviewCacheTTL says why);
+	// 0 asks the API server every time.
+	ReviewCacheTTL time.Duration
 }
 
 // Register serves the kind's mutating and validating webhooks on the
@@ -163,7 +170,11 @@ func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error 
 	if reader == nil {
 		reader = mgr.GetAPIReader()
 	}
-	v := validator[T]{kind: k, gk: gk, reviews: mgr.GetClient(), reader: reader, proof: opts.Proof}
+	reviews := opts.Reviews
+	if reviews == nil {
+		reviews = mgr.GetClient()
+	}
+	v := validator[T]{kind: k, gk: gk, reviews: reviews, cache: newReviewCache(opts.ReviewCacheTTL), reader: reader, proof: opts.Proof}
 	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k: k, keys: opts.Proof, checks: v})
 	mutate.Handler = guardQuantities(gk, mutate.Handler)
 	validate := admission.WithValidator[T](mgr.GetScheme(), v)
@@ -207,8 +218,20 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return nil
 	}
+	if req.Operation == admissionv1.Create && obj.GetName() == "" && obj.GetGenerateName() != "" {
+		// The API server would make the name after this webhook, and the
+		// rules and the stamp cover the name: make it here, as the API
+		// server does.
+		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
+	}
 	if d.keys == nil {
 		// Nothing to sign with: no stamp, and none a client wrote.
+		removeAnnotation(obj, StampAnnotation)
+		return nil
+	}
+	if errs := d.k.rules(obj, old); len(errs) > 0 {
+		// Refused by the validating webhook, which is called for what has
+		// no stamp (see below).
 		removeAnnotation(obj, StampAnnotation)
 		return nil
 	}
@@ -225,24 +248,21 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 		}
 	}
 	// A create, a change of the spec or a command: sign only what the
-	// access checks approve, asked here, so that a stamp never depends on
-	// the validating webhook having been called. What they refuse is
-	// stored (if at all: the validating webhook and the references policy
-	// refuse it) without a stamp, and the reconcilers make nothing for it.
+	// kind's rules (above) and the access checks approve, asked here, so
+	// that a stamp never depends on the validating webhook having been
+	// called. What they refuse gets no stamp: the validating webhook, called for
+	// what is not stamped (its matchConditions), refuses it with its field
+	// errors after the CRD's schema has had its say, as it always has; the
+	// references policy refuses what it names. No answer from the API
+	// server is not a refusal: the request fails, to be tried again.
 	var stored T
 	var who metav1.Object = obj
 	if old != nil {
 		stored, who = *old, *old
 	}
-	if req.Operation == admissionv1.Create && obj.GetName() == "" && obj.GetGenerateName() != "" {
-		// The API server would make the name after this webhook, and the
-		// stamp covers the name: make it here, as the API server does.
-		obj.SetName(names.SimpleNameGenerator.GenerateName(obj.GetGenerateName()))
-	}
 	if errs := d.checks.access(ctx, obj, false, stored); len(errs) > 0 {
 		for _, e := range errs {
 			if e.Type == field.ErrorTypeInternal {
-				// No answer is not a refusal: the request fails, to be tried again.
 				return Invalid(d.k.GVK.GroupKind(), obj, field.ErrorList{e})
 			}
 		}
@@ -294,19 +314,17 @@ func recordCreator(req admission.Request, obj client.Object) error {
 type validator[T client.Object] struct {
 	kind Kind[T]
 	gk   schema.GroupKind
-	// reviews creates SubjectAccessReviews.
+	// reviews creates SubjectAccessReviews; cache keeps their allowed
+	// answers a moment.
 	reviews client.Client
+	cache   *reviewCache
 	// reader reads objects a spec names (a claim, to see whose it is).
 	reader client.Reader
 	proof  *proof.Keyring
 }
 
 func (v validator[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
-	errs := v.kind.ValidateCreate(obj)
-	if v.kind.Transition != nil {
-		var none T
-		errs = append(errs, v.kind.Transition(none, obj)...)
-	}
+	errs := v.kind.rules(obj, nil)
 	if len(errs) == 0 && !v.approvedByMutating(ctx, obj) {
 		var none T
 		errs = v.access(ctx, obj, false, none)
@@ -334,10 +352,7 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 		}
 		return nil, Invalid(v.gk, newObj, v.access(ctx, newObj, false, oldObj))
 	}
-	errs := v.kind.ValidateUpdate(oldObj, newObj)
-	if v.kind.Transition != nil {
-		errs = append(errs, v.kind.Transition(oldObj, newObj)...)
-	}
+	errs := v.kind.rules(newObj, &oldObj)
 	if len(errs) == 0 {
 		harmless := v.kind.onlyHarmless(oldObj, newObj) && !v.kind.commandChanged(oldObj, newObj)
 		if harmless || !v.approvedByMutating(ctx, newObj) {
@@ -345,6 +360,27 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 		}
 	}
 	return nil, Invalid(v.gk, newObj, errs)
+}
+
+// rules are the kind's validation rules for obj: created (old nil), or
+// updated from *old — none for an update of metadata only, which is always
+// admitted (ValidateUpdate says why).
+func (k Kind[T]) rules(obj T, old *T) field.ErrorList {
+	var before T
+	var errs field.ErrorList
+	switch {
+	case old == nil:
+		errs = k.ValidateCreate(obj)
+	case k.MetadataOnly(*old, obj):
+		return nil
+	default:
+		before = *old
+		errs = k.ValidateUpdate(before, obj)
+	}
+	if k.Transition != nil {
+		errs = append(errs, k.Transition(before, obj)...)
+	}
+	return errs
 }
 
 // MetadataOnly reports whether an update leaves the spec as it was (after

@@ -59,7 +59,7 @@ const (
 
 var _ = Describe("PodSet webhooks", func() {
 	Context("When the API server calls them", func() {
-		It("should call the mutating and validating webhooks on create and update", func() {
+		It("should call the mutating webhook on create and spec update, the validating one only for what is not stamped, and neither for a label", func() {
 			mBefore, vBefore := webhookRequests(mutatePath), webhookRequests(validatePath)
 			u := podSetJSON("called", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
 			Expect(suite.Client.Create(suite.Ctx, u)).To(Succeed())
@@ -69,7 +69,33 @@ var _ = Describe("PodSet webhooks", func() {
 			ps.Spec.Replicas = new(int32(4))
 			Expect(suite.Client.Update(suite.Ctx, ps)).To(Succeed())
 			Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 2))
-			Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 2))
+			Expect(webhookRequests(validatePath)-vBefore).To(BeZero(), "both stamped by the mutating webhook")
+
+			By("a label, or an annotation not kubeforge's: no webhook called, the stamp kept")
+			mBefore, vBefore = webhookRequests(mutatePath), webhookRequests(validatePath)
+			Expect(suite.Client.Patch(suite.Ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"team":"a"},"annotations":{"example.com/note":"x"}}}`)))).To(Succeed())
+			Expect(webhookRequests(mutatePath) - mBefore).To(BeZero())
+			Expect(webhookRequests(validatePath) - vBefore).To(BeZero())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
+
+			By("a kubeforge.io annotation written by a client: the mutating webhook is called, and replaces a forged stamp")
+			mBefore = webhookRequests(mutatePath)
+			Expect(suite.Client.Patch(suite.Ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"annotations":{"kubeforge.io/admitted":"forged"}}}`)))).To(Succeed())
+			Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 1))
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(ps.Annotations[admit.StampAnnotation]).NotTo(Equal("forged"))
+			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
+
+			By("what breaks a rule gets no stamp from the mutating webhook: the validating webhook is called and refuses it")
+			vBefore = webhookRequests(validatePath)
+			ps.Spec.Template.Spec.Containers[0].Name = "Not_A_Label"
+			err := suite.Client.Update(suite.Ctx, ps)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(denied))
+			Expect(webhookRequests(validatePath) - vBefore).To(BeNumerically(">=", 1))
 		})
 
 		It("should stamp what it admits, for that spec only, and replace a stamp a client writes", func() {
@@ -222,6 +248,58 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		Expect(quinn.Patch(suite.Ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"a"}}}`)))).To(Succeed())
 		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), ps)).To(Succeed())
 		Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
+	})
+
+	It("should refuse in the validating webhook what names a Secret the requester may not get when the mutating webhook configuration is gone; a client's own stamp skips it but does not verify", func() {
+		mo2, err := suite.Env.As(suite.Ctx, "nia", "default",
+			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"podsets"}, Verbs: []string{"create", "get", "update", "patch"}})
+		Expect(err).NotTo(HaveOccurred())
+		namingToken := func(name, annotations string) *unstructured.Unstructured {
+			u := podSetJSON(name, `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+				"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
+			if annotations != "" {
+				u.SetAnnotations(map[string]string{admit.StampAnnotation: annotations})
+			}
+			return u
+		}
+		By("the mutating webhook configuration taken away, the validating one left")
+		hooks := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+		Expect(suite.Client.List(suite.Ctx, hooks)).To(Succeed())
+		Expect(hooks.Items).NotTo(BeEmpty())
+		for i := range hooks.Items {
+			Expect(suite.Client.Delete(suite.Ctx, hooks.Items[i].DeepCopy())).To(Succeed())
+		}
+		DeferCleanup(func() {
+			for _, h := range hooks.Items {
+				h.ResourceVersion, h.UID, h.ManagedFields, h.CreationTimestamp = "", "", nil, metav1.Time{}
+				Expect(suite.Client.Create(suite.Ctx, &h)).To(Succeed())
+			}
+			Eventually(func() bool {
+				u := podSetJSON("nia-after", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+				if err := suite.Client.Create(suite.Ctx, u); err != nil {
+					return false
+				}
+				ps := &appsv1alpha1.PodSet{}
+				return suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps) == nil && admit.PodSet.Stamped(suite.Env.Proof, ps)
+			}).Should(BeTrue(), "stamped again once the mutating webhook is back")
+		})
+
+		By("no stamp: the validating webhook is called and refuses her reference")
+		err = mo2.Create(suite.Ctx, namingToken("nia-token", ""))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring(denied))
+		Expect(causes(err)).To(ConsistOf("spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name"))
+
+		By("a stamp she writes herself skips the validating webhook, but verifies for nothing: the reconciler refuses the object")
+		// Once the API server has seen the deletion (until then the
+		// mutating webhook replaces her stamp with none, and she is refused).
+		Eventually(func() error { return mo2.Create(suite.Ctx, namingToken("nia-forged", "forged")) }).Should(Succeed())
+		ps := &appsv1alpha1.PodSet{}
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKey{Namespace: "default", Name: "nia-forged"}, ps)).To(Succeed())
+		Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeFalse())
+		_, err = admit.Prepare(admit.PodSet, suite.Env.Proof, ps)
+		var notAdmitted *admit.NotAdmittedError
+		Expect(errors.As(err, &notAdmitted)).To(BeTrue(), "Prepare: %v", err)
 	})
 
 	It("should refuse a Platform whose database admin Secret the requester may not get", func() {

@@ -1,0 +1,61 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+)
+
+// When the API server calls kubeforge's webhooks (their matchConditions,
+// CEL evaluated inside the API server: a request they leave out costs no
+// round trip). Every call the webhooks could answer differently from
+// "admitted, unchanged" is kept:
+//
+//   - The mutating webhook is called for every create, and for every
+//     update that changes the spec or any annotation whose key holds
+//     "kubeforge.io/" (the stamp, the creator and owner records, the
+//     commands). An update of anything else — labels, other annotations,
+//     finalizers — is one the webhooks admit unchanged (MetadataOnly keeps
+//     the stamp as it is, and the records and commands did not change).
+//   - It refuses itself whatever the validating webhook would (the kind's
+//     rules, the access checks: defaulter.Default), so the validating
+//     webhook is the backstop for what the mutating one did not stamp: it
+//     is called, under the same conditions, only for an object without a
+//     stamp. A stamp a client wrote is never trusted for that — the
+//     mutating webhook replaces it, and without the mutating webhook it
+//     does not verify, so the reconcilers refuse the object (NotAdmitted)
+//     and the references policy still checks what it names.
+//
+// An OLM bundle cannot carry matchConditions: under OLM both webhooks are
+// called for every request, which changes no answer.
+const (
+	callWhenChanged = `request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || ` +
+		`(has(object.metadata.annotations) ? object.metadata.annotations : {}).exists(k, k.contains('kubeforge.io/') && ` +
+		`(!has(oldObject.metadata.annotations) || !(k in oldObject.metadata.annotations) || oldObject.metadata.annotations[k] != object.metadata.annotations[k])) || ` +
+		`(has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}).exists(k, k.contains('kubeforge.io/') && ` +
+		`(!has(object.metadata.annotations) || !(k in object.metadata.annotations)))`
+	callWhenUnstamped = `!has(object.metadata.annotations) || !('` + StampAnnotation + `' in object.metadata.annotations)`
+)
+
+// MatchConditions are the conditions of kubeforge's mutating (mutating
+// true) or validating webhooks; config/webhook/manifests.yaml carries them
+// (hack/webhookconditions, run by make manifests).
+func MatchConditions(mutating bool) []admissionregistrationv1.MatchCondition {
+	conds := []admissionregistrationv1.MatchCondition{{Name: "spec-or-kubeforge-annotations-changed", Expression: callWhenChanged}}
+	if !mutating {
+		conds = append(conds, admissionregistrationv1.MatchCondition{Name: "not-stamped-by-the-mutating-webhook", Expression: callWhenUnstamped})
+	}
+	return conds
+}
