@@ -184,8 +184,15 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{s.group}, APIVersions: []string{"*"}, Resources: []string{s.resource}},
 				},
 			}}},
-			Variables:   append([]admissionregistrationv1.Variable{{Name: "recheck", Expression: s.recheck()}}, variables...),
-			Validations: validations,
+			// The API server evaluates the checks only for a request
+			// that can change what they check (recheck): a create, a
+			// change of the spec beyond its harmless fields, a command.
+			// Every other update (labels, other annotations, status
+			// writes of a client that updates the whole object) costs no
+			// evaluation of the hundreds of checks below.
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "recheck", Expression: s.recheck()}},
+			Variables:       append([]admissionregistrationv1.Variable{{Name: "recheck", Expression: s.recheck()}}, variables...),
+			Validations:     validations,
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
