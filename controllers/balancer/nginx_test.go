@@ -26,6 +26,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -248,5 +249,17 @@ func TestNginxConfReResolvesBackendsThroughClusterDNS(t *testing.T) {
 	}
 	if conf := NginxConf(b, RenderOptions{Resolve: ClusterDNS("cluster.local")}); strings.Contains(conf, "resolve") {
 		t.Errorf("without a DNS server nginx must not be told to re-resolve:\n%s", conf)
+	}
+}
+
+func TestNginxRunsOneWorkerPerCPUOfItsLimit(t *testing.T) {
+	for limit, want := range map[string]string{"": "auto", "500m": "1", "1": "1", "1500m": "2", "4": "4", "1000": "64"} {
+		b := balancerWith([]networkingv1alpha1.BalancerPort{tcp("http", 80, 8080)}, backend("v1", 1))
+		if limit != "" {
+			b.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(limit)}}
+		}
+		if conf := NginxConf(b, RenderOptions{Resolve: ClusterDNS("example.org")}); !strings.Contains(conf, "worker_processes "+want+";\n") {
+			t.Errorf("CPU limit %q: want worker_processes %s in:\n%s", limit, want, conf)
+		}
 	}
 }

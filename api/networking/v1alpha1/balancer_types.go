@@ -116,7 +116,9 @@ type BalancerSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// resources of the proxy container.
+	// resources of the proxy container. A CPU limit also sets how many
+	// nginx workers the proxy runs: one per CPU it allows, at least one
+	// (without a limit, one per core of the node).
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
