@@ -15,9 +15,12 @@
 // Command echoserver is the test backend of the real node's end-to-end
 // specs, built into an image here because none can be pulled:
 //
-//	echoserver serve [-addr :8080]   HTTP: "/" answers $NAME (or the host
+//	echoserver serve [-addr :8080] [-udp ADDR]
+//	                                 HTTP: "/" answers $NAME (or the host
 //	                                 name), "/status/NNN" answers code NNN,
-//	                                 "/healthz" 200; logs each request
+//	                                 "/healthz" 200; logs each request to
+//	                                 "/"; with -udp, also echoes every UDP
+//	                                 datagram on ADDR back to its sender
 //	echoserver get [-n N] [-wait D] URL
 //	                                 N requests, one connection each; prints
 //	                                 "count body" per distinct answer and
@@ -25,10 +28,25 @@
 //	                                 -wait, first waits up to D for one
 //	                                 answer (a Service not yet routed)
 //	echoserver lookup NAME           the addresses NAME resolves to
+//	echoserver load [-udp] [-c C] [-d D] [-n N] [-timeout T] TARGET...
+//	                                 a load bounded in time and count: C
+//	                                 workers, each on its own keep-alive
+//	                                 connection (GET TARGET, a URL) or UDP
+//	                                 socket (a datagram to TARGET, host:port,
+//	                                 and its echo), one request at a time,
+//	                                 until D has passed or N requests were
+//	                                 sent; prints one JSON line: requests
+//	                                 (answered), errors, seconds, rps and the
+//	                                 answered requests' p50_ms and p99_ms.
+//	                                 Up to 16 targets, loaded one after the
+//	                                 other, a line each
 package main
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -37,9 +55,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -56,6 +77,8 @@ func main() {
 		err = get(os.Args[2:])
 	case "lookup":
 		err = lookup(os.Args[2:])
+	case "load":
+		err = load(os.Args[2:])
 	default:
 		usage()
 	}
@@ -66,13 +89,15 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: echoserver serve [-addr :8080] | get [-n N] [-wait D] URL | lookup NAME")
+	fmt.Fprintln(os.Stderr, "usage: echoserver serve [-addr :8080] [-udp ADDR] | get [-n N] [-wait D] URL | lookup NAME |\n"+
+		"       load [-udp] [-c C] [-d D] [-n N] [-timeout T] URL|HOST:PORT...")
 	os.Exit(2)
 }
 
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	addr := fs.String("addr", ":8080", "listen address")
+	udpAddr := fs.String("udp", "", "also echo UDP datagrams on this address")
 	_ = fs.Parse(args)
 	name := os.Getenv("NAME")
 	if name == "" {
@@ -102,6 +127,20 @@ func serve(args []string) error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
+	if *udpAddr != "" {
+		pc, err := net.ListenPacket("udp", *udpAddr)
+		if err != nil {
+			return err
+		}
+		defer pc.Close()
+		go func() { <-ctx.Done(); _ = pc.Close() }()
+		// A few readers on the one socket, so that the echo keeps up with
+		// several senders.
+		for range max(2, runtime.GOMAXPROCS(0)) {
+			go echoUDP(pc)
+		}
+		log.Printf("echoserver %q echoing UDP on %s", name, *udpAddr)
+	}
 	log.Printf("echoserver %q listening on %s", name, *addr)
 	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 		return err
@@ -172,4 +211,178 @@ func lookup(args []string) error {
 		fmt.Println(a)
 	}
 	return nil
+}
+
+// echoUDP sends every datagram back to its sender until pc is closed.
+func echoUDP(pc net.PacketConn) {
+	buf := make([]byte, 64*1024)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		_, _ = pc.WriteTo(buf[:n], from)
+	}
+}
+
+// loadResult is what load prints, one JSON line.
+type loadResult struct {
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	Seconds  float64 `json:"seconds"`
+	RPS      float64 `json:"rps"`
+	P50ms    float64 `json:"p50_ms"`
+	P99ms    float64 `json:"p99_ms"`
+}
+
+// The bounds of load: it never runs longer, wider or more often.
+const (
+	maxLoadWorkers  = 1024
+	maxLoadDuration = 5 * time.Minute
+	maxLoadRequests = 10_000_000
+)
+
+func load(args []string) error {
+	fs := flag.NewFlagSet("load", flag.ExitOnError)
+	udp := fs.Bool("udp", false, "UDP datagrams to HOST:PORT instead of HTTP GETs of a URL")
+	c := fs.Int("c", 1, "concurrent workers, each on its own connection or socket (at most 1024)")
+	d := fs.Duration("d", 5*time.Second, "how long to send (at most 5m)")
+	n := fs.Int64("n", 1_000_000, "at most this many requests per target (at most 10,000,000)")
+	timeout := fs.Duration("timeout", time.Second, "how long one request may take before it counts as an error (at most 30s)")
+	_ = fs.Parse(args)
+	if fs.NArg() < 1 || fs.NArg() > 16 || *c < 1 || *c > maxLoadWorkers || *d <= 0 || *d > maxLoadDuration ||
+		*n < 1 || *n > maxLoadRequests || *timeout <= 0 || *timeout > 30*time.Second {
+		usage()
+	}
+	// Several targets are loaded one after the other, each as if alone.
+	var failed []string
+	for _, target := range fs.Args() {
+		res := loadOne(target, *udp, *c, *d, *n, *timeout)
+		out, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		fmt.Println(string(out))
+		if res.Requests == 0 {
+			failed = append(failed, fmt.Sprintf("%s: no request was answered (%d errors)", target, res.Errors))
+		}
+	}
+	if len(failed) > 0 {
+		return errors.New(strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// loadOne runs c workers against target until d has passed or n requests
+// were sent.
+func loadOne(target string, udp bool, c int, d time.Duration, n int64, timeout time.Duration) loadResult {
+	var sent, failed atomic.Int64
+	// take claims the next request, while time and count last.
+	start := time.Now()
+	deadline := start.Add(d)
+	take := func() bool { return time.Now().Before(deadline) && sent.Add(1) <= n }
+	lat := make([][]time.Duration, c)
+	var wg sync.WaitGroup
+	for w := range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if udp {
+				lat[w], err = udpWorker(target, w, timeout, take, &failed)
+			} else {
+				lat[w] = httpWorker(target, timeout, take, &failed)
+			}
+			if err != nil {
+				failed.Add(1)
+				fmt.Fprintln(os.Stderr, "echoserver load:", err)
+			}
+		}()
+	}
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	res := loadResult{Requests: int64(len(all)), Errors: failed.Load(), Seconds: secs, RPS: float64(len(all)) / secs}
+	if len(all) > 0 {
+		ms := func(q float64) float64 {
+			return float64(all[min(len(all)-1, int(q*float64(len(all))))].Microseconds()) / 1000
+		}
+		res.P50ms, res.P99ms = ms(0.50), ms(0.99)
+	}
+	return res
+}
+
+// httpWorker GETs url over one keep-alive connection (made again after an
+// error) while take allows, and returns the latencies of the answered
+// requests.
+func httpWorker(url string, timeout time.Duration, take func() bool, failed *atomic.Int64) []time.Duration {
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{
+		MaxIdleConns: 1, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true,
+		DialContext: (&net.Dialer{Timeout: timeout}).DialContext,
+	}}
+	defer client.CloseIdleConnections()
+	var lat []time.Duration
+	for take() {
+		t0 := time.Now()
+		resp, err := client.Get(url)
+		if err != nil {
+			failed.Add(1)
+			continue
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			failed.Add(1)
+			continue
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	return lat
+}
+
+// udpWorker sends numbered datagrams to addr from one socket, each once its
+// echo came back (or timed out), while take allows, and returns the
+// latencies of the echoed ones; a late echo of an earlier datagram is
+// skipped.
+func udpWorker(addr string, worker int, timeout time.Duration, take func() bool, failed *atomic.Int64) ([]time.Duration, error) {
+	conn, err := net.DialTimeout("udp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var lat []time.Duration
+	msg, buf := make([]byte, 16), make([]byte, 64)
+	binary.BigEndian.PutUint64(msg, uint64(worker))
+	for seq := uint64(0); take(); seq++ {
+		binary.BigEndian.PutUint64(msg[8:], seq)
+		t0 := time.Now()
+		if _, err := conn.Write(msg); err != nil {
+			failed.Add(1)
+			time.Sleep(10 * time.Millisecond) // a refused port: do not spin
+			continue
+		}
+		_ = conn.SetReadDeadline(t0.Add(timeout))
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				failed.Add(1)
+				if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+					time.Sleep(10 * time.Millisecond) // refused: do not spin
+				}
+				break
+			}
+			if n == len(msg) && binary.BigEndian.Uint64(buf[8:16]) == seq {
+				lat = append(lat, time.Since(t0))
+				break
+			}
+		}
+	}
+	return lat, nil
 }

@@ -67,7 +67,7 @@ var (
 	report         = flag.String("perf.report", "", "where to write REPORT.md and report.json; tests/perf/out when empty")
 	webhookSeconds = flag.Int("perf.webhook-seconds", 60, "how long each webhook load runs")
 	webhookClients = flag.Int("perf.webhook-clients", 50, "concurrent clients of the webhook load")
-	parts          = flag.String("perf.parts", "convergence,api,scaling", "the parts to run: convergence (with writes), api (workspace start and webhooks), scaling (with memory)")
+	parts          = flag.String("perf.parts", "convergence,api,scaling,real", "the parts to run: convergence (with writes), api (workspace start and webhooks), scaling (with memory), real (on a cluster of its own with the real node, as root: realnode_test.go)")
 	managerFlags   = flag.String("perf.manager-flags", "", "extra flags for every start of the manager, space-separated, e.g. \"--kube-api-qps=100\"")
 )
 
@@ -79,8 +79,11 @@ type env struct {
 	// c stamps the kubeforge objects it writes, standing in for the
 	// mutating webhook the manager runs without (testenv.AdmittingClient);
 	// raw does not (the admission load, which the webhooks stamp).
-	c       client.Client
-	raw     client.Client
+	c   client.Client
+	raw client.Client
+	// keys is the ownership keyring the manager signs with (the kit's
+	// stamps, and the users' load without webhooks).
+	keys    *proof.Keyring
 	manager *exec.Cmd
 	done    chan struct{}
 	metrics int
@@ -88,6 +91,8 @@ type env struct {
 	log     string
 	// extra are the flags of the next startManager beyond the defaults.
 	extra []string
+	// clusterEnv is hack/cluster.sh's environment for this cluster.
+	clusterEnv []string
 }
 
 func run(t *testing.T, extraEnv []string, name string, args ...string) string {
@@ -129,7 +134,7 @@ func setup(t *testing.T, nodes, volumes int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, kubeconfig: kubeconfig}
+	e := &env{t: t, kubeconfig: kubeconfig, clusterEnv: clusterEnv}
 	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +161,7 @@ func setup(t *testing.T, nodes, volumes int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.raw, e.c = e.c, testenv.AdmittingClient(e.c, e.c.Scheme(), keys)
+	e.raw, e.c, e.keys = e.c, testenv.AdmittingClient(e.c, e.c.Scheme(), keys), keys
 	return e
 }
 
@@ -552,6 +557,8 @@ type Result struct {
 	Scaling                  []ScalePoint
 	ScalingLinearity         float64
 	Memory                   MemoryFigures
+	// Real is the real-node part (realnode_test.go).
+	Real RealFigures
 }
 
 // part reports whether -perf.parts asks for the named part.
@@ -572,7 +579,11 @@ func TestPerformance(t *testing.T) {
 	// largest size of the scaling curve (10/3 N).
 	nodes := 4*(*n)/100 + 4
 	workspaces := min(50, max(5, *n/6))
-	e := setup(t, nodes, workspaces+8)
+	// The kwok parts' cluster; the real part starts its own.
+	var e *env
+	if part("convergence") || part("api") || part("scaling") {
+		e = setup(t, nodes, workspaces+8)
+	}
 	res := Result{N: *n, Reps: *reps, MinimumWritesPerPodSet: 2, Date: time.Now().UTC().Format(time.RFC3339),
 		Machine: fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())}
 	res.Commit = strings.TrimSpace(run(t, nil, "git", "rev-parse", "--short", "HEAD"))
@@ -691,6 +702,15 @@ func TestPerformance(t *testing.T) {
 		res.ScalingLinearity = linearity(res.Scaling)
 		res.Memory = measureMemory(t, e, 10*(*n)/3, *reps)
 	}
+
+	if part("real") {
+		// On a cluster of its own with the machine's one real node, once
+		// the kwok parts' cluster is gone.
+		if e != nil {
+			e.teardown()
+		}
+		res.Real = measureRealNode(t)
+	}
 	writeReport(t, res)
 	// The verdicts where a developer looks: the test's own output.
 	gs := goals(res)
@@ -780,12 +800,13 @@ func goals(r Result) []goal {
 			gs = append(gs, goalOf("webhook "+wl.Path+" p99", wl.P99ms, 10, " ms", false))
 		}
 		gs = append(gs,
-			goalOf("requests/s with kubeforge's admission, against without", w.With.RequestsPerSecond.Median/w.Without.RequestsPerSecond.Median, 0.9, "×", true),
-			goalOf("create p50 with kubeforge's admission, against without", w.With.CreateP50ms.Median/w.Without.CreateP50ms.Median, 1.2, "×", false))
+			goalOf("users' load: requests/s with kubeforge's admission, against none", w.UsersWith.RequestsPerSecond.Median/w.UsersWithout.RequestsPerSecond.Median, 0.9, "×", true),
+			goalOf("users' load: create p50 with kubeforge's admission, against none", w.UsersWith.CreateP50ms.Median/w.UsersWithout.CreateP50ms.Median, 1.2, "×", false))
 	}
 	if r.Workspaces.Workspaces > 0 {
 		gs = append(gs, goalOf("Workspace create-and-wait overhead over its Pod", r.Workspaces.Overhead.Median, 100, " ms", false))
 	}
+	gs = append(gs, realGoals(r.Real)...)
 	return gs
 }
 
@@ -812,7 +833,7 @@ func markdown(r Result) string {
 	} else {
 		p("The manager is `bin/manager` with `%s`.\n\n", r.ManagerFlags)
 	}
-	if r.Parts != "convergence,api,scaling" {
+	if r.Parts != "convergence,api,scaling,real" {
 		p("Parts run: %s; the other sections are empty.\n\n", r.Parts)
 	}
 
@@ -836,21 +857,36 @@ func markdown(r Result) string {
 	w := r.Webhooks
 	p("## 3. Webhook latency\n\n")
 	p("%d clients for %.0f s each create up to four objects of one kind (PodSet, Platform, Balancer, stopped Workspace; all without replicas) and then\n", w.Clients, w.Seconds)
-	p("keep updating them (an annotation, by merge patch): %d webhook calls. Latency inside the manager, from the native histogram of\n", w.WebhookRequests)
-	p("`controller_runtime_webhook_latency_seconds` (buckets 9%% wide; the figure is the bucket's upper bound):\n\n")
+	p("keep updating them (an annotation, by merge patch; the annotation load), and the users' load below: %d webhook calls, every one a\n", w.WebhookRequests)
+	p("mutating webhook's (the validating webhooks' matchConditions leave out what the mutating webhook stamped, which is everything\n")
+	p("here; updates of an annotation not kubeforge's call no webhook at all). Latency inside the manager, SubjectAccessReviews\n")
+	p("included, from the native histogram of `controller_runtime_webhook_latency_seconds` (buckets 9%% wide; the figure is the\n")
+	p("bucket's upper bound):\n\n")
 	p("| webhook | calls | p50 | p99 | |\n|---|---|---|---|---|\n")
 	for _, wl := range w.PerWebhook {
 		p("| `%s` | %d | %.3f ms | %.3f ms | %s |\n", wl.Path, wl.Requests, wl.P50ms, wl.P99ms, verdict(wl.P99ms, 10, " ms"))
 	}
-	p("\nThe API server's latency as the clients saw it, the same load with our webhooks installed and after removing them, %d runs of each\n", w.Runs)
-	p("alternating which goes first (per run the quantile of its requests; median and spread over the runs):\n\n")
-	p("| | requests/s | create p50 | create p99 | update p50 | update p99 |\n|---|---|---|---|---|---|\n")
+	p("\nThe API server's throughput and latency as the clients saw them, with kubeforge's admission (the webhooks and the\n")
+	p("ValidatingAdmissionPolicies of config/policy) and with none, %d runs of each alternating which goes first (per run the quantile\n", w.Runs)
+	p("of its requests; median and spread over the runs). **The users' load** (the goal's): %d clients, each a user of its own in\n", w.Clients)
+	p("a group whose Role lets it use kubeforge's kinds, create objects of every kind whose specs name a Secret, a ConfigMap, a\n")
+	p("ServiceAccount and volumes, and then change those specs — every request checked in full, SubjectAccessReviews included.\n")
+	p("Without admission each client signs what it writes as the mutating webhook would, so that the reconcilers do the same work\n")
+	p("in both. **The annotation load** above (objects naming nothing, then annotation patches) is the second figure.\n\n")
+	p("| load | admission | requests/s | create p50 | create p99 | update p50 | update p99 |\n|---|---|---|---|---|---|---|\n")
 	for _, row := range []struct {
-		name string
-		c    ClientLatency
-	}{{"with kubeforge's webhooks", w.With}, {"without", w.Without}} {
-		p("| %s | %s | %s | %s | %s | %s |\n", row.name, f(row.c.RequestsPerSecond, ""), f(row.c.CreateP50ms, " ms"), f(row.c.CreateP99ms, " ms"),
+		load, name string
+		c          ClientLatency
+	}{{"users", "kubeforge's", w.UsersWith}, {"users", "none", w.UsersWithout}, {"annotations", "kubeforge's", w.With}, {"annotations", "none", w.Without}} {
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", row.load, row.name, f(row.c.RequestsPerSecond, ""), f(row.c.CreateP50ms, " ms"), f(row.c.CreateP99ms, " ms"),
 			f(row.c.UpdateP50ms, " ms"), f(row.c.UpdateP99ms, " ms"))
+	}
+	if w.UsersWithout.RequestsPerSecond.Median > 0 && w.Without.RequestsPerSecond.Median > 0 {
+		p("\nRatios: the users' load %.3f× the requests/s and %.2f× the create p50 (%s; %s); the annotation load %.3f× and %.2f×.\n",
+			w.UsersWith.RequestsPerSecond.Median/w.UsersWithout.RequestsPerSecond.Median, w.UsersWith.CreateP50ms.Median/w.UsersWithout.CreateP50ms.Median,
+			goalOf("", w.UsersWith.RequestsPerSecond.Median/w.UsersWithout.RequestsPerSecond.Median, 0.9, "×", true).verdict(),
+			verdict(w.UsersWith.CreateP50ms.Median/w.UsersWithout.CreateP50ms.Median, 1.2, "×"),
+			w.With.RequestsPerSecond.Median/w.Without.RequestsPerSecond.Median, w.With.CreateP50ms.Median/w.Without.CreateP50ms.Median)
 	}
 
 	m := r.Memory
@@ -883,5 +919,8 @@ func markdown(r Result) string {
 	p("| — the call until a watch saw the Workspace (authorisation, API server, webhooks) | %s |\n", f(ws.UntilWorkspace, " ms"))
 	p("| — from there until a watch saw its Pod (the reconcile: volume claim, Pod) | %s |\n", f(ws.UntilPod, " ms"))
 	p("| of which after the Pod was Ready (reconcile, status write, the wait noticing) | %s |\n", f(ws.AfterReady, " ms"))
+
+	p("\n## 7. On a real node\n\n")
+	p("%s", realMarkdown(r.Real))
 	return b.String()
 }

@@ -16,6 +16,7 @@ package perf
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,21 +25,31 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/proof"
+	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
 // loadKinds are what the webhook load creates and updates: every kind
@@ -230,11 +241,14 @@ func webhookQuantile(delta map[int]uint64, q float64) (ms float64, n uint64) {
 
 // WebhookFigures are the webhook part of the report.
 type WebhookFigures struct {
-	Clients, Runs   int
-	Seconds         float64
-	PerWebhook      []WebhookLatency
-	With, Without   ClientLatency
-	WebhookRequests uint64
+	Clients, Runs int
+	Seconds       float64
+	PerWebhook    []WebhookLatency
+	// Users and UsersWithout are the users' load (loadUsers), the goal's;
+	// With and Without the annotation load (load).
+	With, Without           ClientLatency
+	UsersWith, UsersWithout ClientLatency
+	WebhookRequests         uint64
 }
 
 // WebhookLatency is one webhook's latency inside the manager, over the
@@ -288,12 +302,18 @@ func serveWebhooksAndAPI(t *testing.T, e *env) (manifest string, apiPort int) {
 func installWebhooks(t *testing.T, e *env, manifest string) {
 	n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
 	run(t, []string{"KUBECONFIG=" + e.kubeconfig}, "kubectl", "apply", "--server-side", "-f", manifest)
+	run(t, []string{"KUBECONFIG=" + e.kubeconfig}, "kubectl", "apply", "--server-side", policies[0], policies[1], policies[2], policies[3])
 	probe := loadObject("PodSet", "default", "webhook-probe")
 	waitFor(t, time.Minute, "the API server to call the webhooks", func() bool {
 		_ = e.c.Create(context.Background(), probe.DeepCopyObject().(client.Object), client.DryRunAll)
 		return sum(e.metricsText(), "controller_runtime_webhook_requests_total", "") > n0
 	})
 }
+
+// policies are the ValidatingAdmissionPolicies a kustomize install ships
+// (config/policy), kubectl's arguments: kubeforge's admission is the
+// webhooks and these.
+var policies = []string{"-f", "config/policy/owner-record.yaml", "-f", "config/policy/references.yaml"}
 
 // measureWebhooks runs the load reps times with the webhooks installed and
 // reps times without them, alternating which goes first: the webhooks'
@@ -303,7 +323,7 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 	f := WebhookFigures{Clients: clients, Seconds: d.Seconds(), Runs: reps}
 	kube := []string{"KUBECONFIG=" + e.kubeconfig}
 	pooled := map[string]map[int]uint64{}
-	var with, without []*latencies
+	var with, without, usersWith, usersWithout []*latencies
 	installed := true
 	for r := range reps {
 		for _, withHooks := range []bool{r%2 == 0, r%2 != 0} {
@@ -312,9 +332,12 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 					installWebhooks(t, e, manifest)
 					installed = true
 				}
-				ns := fmt.Sprintf("hooks-%d", r)
+				ns, usersNS := fmt.Sprintf("hooks-%d", r), fmt.Sprintf("users-hooks-%d", r)
 				namespace(t, e.c, ns)
+				namespace(t, e.c, usersNS)
+				tenants(t, e.c, usersNS)
 				before := e.nativeHistograms()
+				usersWith = append(usersWith, loadUsers(t, e.kubeconfig, nil, usersNS, clients, d))
 				with = append(with, load(t, e.raw, ns, clients, d))
 				for p, after := range e.nativeHistograms() {
 					if pooled[p] == nil {
@@ -328,13 +351,17 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 			}
 			if installed {
 				run(t, kube, "kubectl", "delete", "-f", manifest)
+				run(t, kube, "kubectl", "delete", policies[0], policies[1], policies[2], policies[3])
 				installed = false
 				// The API server stops calling them once it sees the deletion.
 				time.Sleep(3 * time.Second)
 			}
-			ns := fmt.Sprintf("nohooks-%d", r)
+			ns, usersNS := fmt.Sprintf("nohooks-%d", r), fmt.Sprintf("users-nohooks-%d", r)
 			namespace(t, e.c, ns)
+			namespace(t, e.c, usersNS)
+			tenants(t, e.c, usersNS)
 			n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
+			usersWithout = append(usersWithout, loadUsers(t, e.kubeconfig, e.keys, usersNS, clients, d))
 			without = append(without, load(t, e.raw, ns, clients, d))
 			if n1 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", ""); n1 != n0 {
 				t.Errorf("%v webhook calls during a run without webhooks", n1-n0)
@@ -354,16 +381,187 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 			f.WebhookRequests += n
 		}
 	}
-	if want := 2 * len(loadKinds); len(f.PerWebhook) != want {
-		t.Errorf("the load reached %d webhooks, want %d (a mutating and a validating one per kind): %+v", len(f.PerWebhook), want, f.PerWebhook)
+	// Every kind's mutating webhook is called; the validating ones are
+	// not: their matchConditions leave out what the mutating webhook
+	// stamped, which is everything these loads send.
+	mutating := 0
+	for _, wl := range f.PerWebhook {
+		if strings.HasPrefix(wl.Path, "/mutate-") {
+			mutating++
+		} else {
+			t.Errorf("the validating webhook %s was called %d times for objects the mutating webhook stamped", wl.Path, wl.Requests)
+		}
+	}
+	if mutating != len(loadKinds) {
+		t.Errorf("the load reached %d mutating webhooks, want %d (one per kind): %+v", mutating, len(loadKinds), f.PerWebhook)
 	}
 	f.With, f.Without = clientLatency(with, d), clientLatency(without, d)
+	f.UsersWith, f.UsersWithout = clientLatency(usersWith, d), clientLatency(usersWithout, d)
 	if installed {
 		run(t, kube, "kubectl", "delete", "-f", manifest)
+		run(t, kube, "kubectl", "delete", policies[0], policies[1], policies[2], policies[3])
 	}
 	_ = os.Remove(manifest)
 	e.stopManager()
 	e.extra = nil
 	e.startManager()
 	return f
+}
+
+// The users' load: what tenants send. Each client is a user of its own
+// (impersonated, in the group perf:tenants, whose Role in the namespace
+// lets them use kubeforge's kinds and get the Secret and ConfigMap their
+// objects name), creating objects of every kind whose specs name a
+// Secret, a ConfigMap, a ServiceAccount and volumes, and then changing
+// those specs (not annotations): every create and update is one the
+// webhooks check in full, SubjectAccessReviews included.
+const (
+	tenantsGroup = "perf:tenants"
+	userSecret   = "app-token"
+	userConfig   = "app-config"
+	userSA       = "app"
+)
+
+// userObject is client i's object of kind, at version seq of its spec.
+func userObject(kind, ns, name string, seq int) client.Object {
+	meta := metav1.ObjectMeta{Namespace: ns, Name: name}
+	zero := new(int32(0))
+	env := []corev1.EnvVar{{Name: "SEQ", Value: fmt.Sprint(seq)},
+		{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: userSecret}, Key: "token"}}}}
+	switch kind {
+	case "PodSet":
+		return &appsv1alpha1.PodSet{ObjectMeta: meta, Spec: appsv1alpha1.PodSetSpec{Replicas: zero, Template: corev1.PodTemplateSpec{
+			Spec: corev1.PodSpec{
+				ServiceAccountName: userSA,
+				Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1", Env: env,
+					VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}, {Name: "token", MountPath: "/var/run/token"}}}},
+				Volumes: []corev1.Volume{
+					{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: userConfig}}}},
+					{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: userSecret}}},
+				},
+			}}}}
+	case "Platform":
+		return &appsv1alpha1.Platform{ObjectMeta: meta, Spec: appsv1alpha1.PlatformSpec{ImageRepository: "registry.example.com/perf", Version: "1",
+			Components: []appsv1alpha1.PlatformComponent{{Name: "api", Replicas: zero, Env: env}, {Name: "web", Replicas: zero}}}}
+	case "Balancer":
+		return &networkingv1alpha1.Balancer{ObjectMeta: meta, Spec: networkingv1alpha1.BalancerSpec{
+			Replicas: zero, Selector: map[string]string{"app": "perf-backend"},
+			Backends: []networkingv1alpha1.BalancerBackend{
+				{Name: "a", Weight: new(int32(1 + seq%9)), Selector: map[string]string{"tier": "a"}},
+				{Name: "b", Weight: new(int32(10 - seq%9)), Selector: map[string]string{"tier": "b"}}},
+			Ports: []networkingv1alpha1.BalancerPort{{Name: "http", Port: 80, TargetPort: new(intstr.FromInt32(8080))}},
+		}}
+	default:
+		return &idev1alpha1.Workspace{ObjectMeta: meta, Spec: idev1alpha1.WorkspaceSpec{User: name, Started: new(false), Env: env,
+			Storage: idev1alpha1.WorkspaceStorage{Size: new(resource.MustParse("1Gi"))}}}
+	}
+}
+
+// tenants makes ns ready for the users' load: what their objects name, and
+// the group's Role.
+func tenants(t *testing.T, c client.Client, ns string) {
+	ctx := context.Background()
+	for _, obj := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: userSecret}, StringData: map[string]string{"token": "t"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: userConfig}, Data: map[string]string{"a": "b"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: userSA}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"apps.kubeforge.io", "networking.kubeforge.io", "ide.kubeforge.io"},
+				Resources: []string{"podsets", "platforms", "balancers", "workspaces"}, Verbs: []string{"create", "get", "update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"secrets", "configmaps"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}},
+		}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: tenantsGroup}}},
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tenantClient is the API as user name of the tenants' group sees it.
+func tenantClient(t *testing.T, kubeconfig, name string) client.Client {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: name, Groups: []string{tenantsGroup, "system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// loadUsers runs the users' load on ns for d. keys nil: the webhooks are
+// installed and stamp what they admit; otherwise none is, and each client
+// signs what it writes as the mutating webhook would (the kit's stamp:
+// what the reconcilers do with the objects is the same in both runs).
+func loadUsers(t *testing.T, kubeconfig string, keys *proof.Keyring, ns string, clients int, d time.Duration) *latencies {
+	l := &latencies{}
+	cs := make([]client.Client, clients)
+	for i := range cs {
+		cs[i] = tenantClient(t, kubeconfig, fmt.Sprintf("tenant-%d", i))
+	}
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() {
+			kind := loadKinds[i%len(loadKinds)]
+			var mine []client.Object
+			for seq := 1; time.Now().Before(deadline); seq++ {
+				ctx := context.Background()
+				if len(mine) < 4 {
+					obj := userObject(kind, ns, fmt.Sprintf("u%d-%d", i, len(mine)), 0)
+					if keys != nil {
+						if err := admit.StamperFor(c.Scheme(), obj).SignObject(keys, obj, testenv.KitSigner, time.Now()); err != nil {
+							l.record(&l.creates, 0, err)
+							return
+						}
+					}
+					start := time.Now()
+					err := c.Create(ctx, obj)
+					if err == nil {
+						mine = append(mine, obj)
+					}
+					l.record(&l.creates, time.Since(start), err)
+					continue
+				}
+				have := mine[seq%len(mine)]
+				next := userObject(kind, ns, have.GetName(), seq)
+				next.SetUID(have.GetUID())
+				body := map[string]any{}
+				if keys != nil {
+					if err := admit.StamperFor(c.Scheme(), next).SignObject(keys, next, testenv.KitSigner, time.Now()); err != nil {
+						l.record(&l.update, 0, err)
+						return
+					}
+					body["metadata"] = map[string]any{"annotations": map[string]string{admit.StampAnnotation: next.GetAnnotations()[admit.StampAnnotation]}}
+				}
+				u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(next)
+				if err != nil {
+					l.record(&l.update, 0, err)
+					return
+				}
+				body["spec"] = u["spec"]
+				raw, err := json.Marshal(body)
+				if err != nil {
+					l.record(&l.update, 0, err)
+					return
+				}
+				start := time.Now()
+				err = c.Patch(ctx, have, client.RawPatch(types.MergePatchType, raw))
+				l.record(&l.update, time.Since(start), err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(l.failures) > 0 {
+		t.Fatalf("%d of the users' requests failed, first: %v", len(l.failures), errors.Join(l.failures[:min(3, len(l.failures))]...))
+	}
+	return l
 }
