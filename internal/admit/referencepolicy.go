@@ -359,8 +359,13 @@ func referenceChecks(sites []validation.Site, implicit map[string]string, policy
 	if len(unknown) > 0 {
 		deny("("+concat(unknown)+").all(n, n == '')", "a reference no rule knows the kind of ("+policy+")")
 	}
+	// Every name the spec gives, of every kind, in one list of [kind,
+	// name] pairs, checked one slot per expression: each expression makes
+	// at most one name's checks (the budget, MaxPolicyReferences), and the
+	// API server evaluates MaxPolicyReferences expressions instead of as
+	// many per kind.
 	needPods := false
-	var sizes []string
+	var refs, present []string
 	for _, k := range referenceKinds {
 		lists, ok := byKind[k.kind]
 		if !ok {
@@ -374,32 +379,54 @@ func referenceChecks(sites []validation.Site, implicit map[string]string, policy
 			needPods = true
 		}
 		vars = append(vars, admissionregistrationv1.Variable{Name: k.variable, Expression: "(" + concat(lists) + ").filter(n, " + skip + ").distinct()"})
-		sizes = append(sizes, "size(variables."+k.variable+")")
-		for i := range MaxPolicyReferences {
-			name := fmt.Sprintf("variables.%s[%d]", k.variable, i)
-			checks = append(checks, admissionregistrationv1.Validation{
-				Expression: fmt.Sprintf("!variables.recheck || size(variables.%s) <= %d || %s", k.variable, i, k.check(name)),
-				MessageExpression: fmt.Sprintf("request.userInfo.username + ' may not have kubeforge use the %s ' + %s + ' (%s: %s)'",
-					k.kind, name, policy, mayWhat(k.kind)),
-				Message: fmt.Sprintf("the spec names a %s that the requester may not have kubeforge use (%s: %s)", k.kind, policy, mayWhat(k.kind)),
-				Reason:  ptr.To(metav1.StatusReasonForbidden),
-			})
-		}
+		refs = append(refs, fmt.Sprintf("variables.%s.map(n, ['%s', string(n)])", k.variable, k.kind))
+		present = append(present, k.kind)
 	}
+	if len(refs) == 0 {
+		return vars, checks
+	}
+	vars = append(vars, admissionregistrationv1.Variable{Name: "refs", Expression: concat(refs)})
 	if needPods {
 		vars = append(vars, admissionregistrationv1.Variable{Name: "createPods",
 			Expression: "authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()"})
 	}
-	if len(sizes) > 0 {
-		// First: past the bound, no name slot is reached.
-		checks = append([]admissionregistrationv1.Validation{{
-			Expression: fmt.Sprintf("!variables.recheck || %s <= %d", strings.Join(sizes, " + "), MaxPolicyReferences),
-			Message: fmt.Sprintf("the spec names more than %d distinct Secrets, ConfigMaps, claims and ServiceAccounts: the API server checks "+
-				"at most %d in one request (%s); name fewer, e.g. one Secret with several keys", MaxPolicyReferences, MaxPolicyReferences, policy),
-			Reason: ptr.To(metav1.StatusReasonForbidden),
-		}}, checks...)
+	// First: past the bound, no name slot is reached.
+	checks = append([]admissionregistrationv1.Validation{{
+		Expression: fmt.Sprintf("!variables.recheck || size(variables.refs) <= %d", MaxPolicyReferences),
+		Message: fmt.Sprintf("the spec names more than %d distinct Secrets, ConfigMaps, claims and ServiceAccounts: the API server checks "+
+			"at most %d in one request (%s); name fewer, e.g. one Secret with several keys", MaxPolicyReferences, MaxPolicyReferences, policy),
+		Reason: ptr.To(metav1.StatusReasonForbidden),
+	}}, checks...)
+	for i := range MaxPolicyReferences {
+		kind, name := fmt.Sprintf("variables.refs[%d][0]", i), fmt.Sprintf("variables.refs[%d][1]", i)
+		check, may := "false", "'get it'"
+		for j := len(referenceKinds) - 1; j >= 0; j-- {
+			k := referenceKinds[j]
+			if !slices.Contains(present, k.kind) {
+				continue
+			}
+			check = fmt.Sprintf("%s == '%s' ? %s : %s", kind, k.kind, k.check(name), wrap(check))
+			if m := mayWhat(k.kind); m != "get it" {
+				may = fmt.Sprintf("%s == '%s' ? '%s' : %s", kind, k.kind, m, wrap(may))
+			}
+		}
+		checks = append(checks, admissionregistrationv1.Validation{
+			Expression: fmt.Sprintf("!variables.recheck || size(variables.refs) <= %d || (%s)", i, check),
+			MessageExpression: fmt.Sprintf("request.userInfo.username + ' may not have kubeforge use the ' + %s + ' ' + %s + ' (%s: ' + (%s) + ')'",
+				kind, name, policy, may),
+			Message: fmt.Sprintf("the spec names an object that the requester may not have kubeforge use (%s)", policy),
+			Reason:  ptr.To(metav1.StatusReasonForbidden),
+		})
 	}
 	return vars, checks
+}
+
+// wrap parenthesises a conditional that is another's else branch.
+func wrap(expr string) string {
+	if strings.Contains(expr, "?") {
+		return "(" + expr + ")"
+	}
+	return expr
 }
 
 // mayWhat says what the requester needs for a kind.
