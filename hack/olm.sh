@@ -145,12 +145,19 @@ images() {
   log "images $OLM_IMAGE and $OPM_IMAGE pushed in $(( SECONDS - t0 ))s"
 }
 
-olm_source() { (cd "$RUNTIME" && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager); }
+# olm_source: where OLM's module source is, downloaded when the module
+# cache lacks it (the binaries may be cached while the module is not, e.g.
+# built with another GOMODCACHE): go list would print nothing.
+olm_source() {
+  (cd "$RUNTIME" && GOWORK=off go mod download -json github.com/operator-framework/operator-lifecycle-manager |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+}
 
 install() {
   binaries
   local t0=$SECONDS src manifests="$OLM_ROOT/manifests"
   src=$(olm_source)
+  [[ -d "$src/deploy/chart" ]] || { log "OLM $OLM_VERSION's source (its Helm chart) not found in the module cache"; exit 1; }
   mkdir -p "$manifests"
   "$BIN/helm" template olm "$src/deploy/chart" -n olm -f "$src/deploy/upstream/values.yaml" \
     --set installType=kubeforge-local \
