@@ -113,7 +113,7 @@ test-perf: test-binaries build ## The performance harness at N = 20, one run, 5 
 	go test ./tests/perf/ -count=1 -timeout 20m -v -args -perf.n=20 -perf.reps=1 -perf.webhook-seconds=5
 
 .PHONY: perf
-perf: test-binaries build ## The performance harness at N = 300, three runs (≈ 35 min on 2 cores); writes tests/perf/REPORT.md and report.json.
+perf: test-binaries build ## The performance harness at N = 300, three runs (≈ 50 min on 2 cores with the real-node part); writes tests/perf/REPORT.md and report.json.
 	go test ./tests/perf/ -count=1 -timeout 90m -v -args -perf.n=300 -perf.reps=3 -perf.report=$(CURDIR)/tests/perf
 
 .PHONY: test-olm
