@@ -204,21 +204,9 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 				"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
 		}
 		By("the validating webhook configuration taken away, the mutating one left")
-		hooks := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
-		Expect(suite.Client.List(suite.Ctx, hooks)).To(Succeed())
-		Expect(hooks.Items).NotTo(BeEmpty())
-		for i := range hooks.Items {
-			Expect(suite.Client.Delete(suite.Ctx, hooks.Items[i].DeepCopy())).To(Succeed())
-		}
-		DeferCleanup(func() {
-			for _, h := range hooks.Items {
-				h.ResourceVersion, h.UID, h.ManagedFields, h.CreationTimestamp = "", "", nil, metav1.Time{}
-				Expect(suite.Client.Create(suite.Ctx, &h)).To(Succeed())
-			}
+		takeAwayWebhookConfigurations("ValidatingWebhookConfiguration", func() bool {
 			// Back before the next spec: quinn's reference refused again.
-			Eventually(func() bool {
-				return apierrors.IsInvalid(quinn.Create(suite.Ctx, namingToken("quinn-after")))
-			}).Should(BeTrue())
+			return apierrors.IsInvalid(quinn.Create(suite.Ctx, namingToken("quinn-after")))
 		})
 
 		By("quinn, who may not get api-token, stores a PodSet naming it: no stamp, and the reconciler refuses it")
@@ -263,25 +251,14 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			return u
 		}
 		By("the mutating webhook configuration taken away, the validating one left")
-		hooks := &admissionregistrationv1.MutatingWebhookConfigurationList{}
-		Expect(suite.Client.List(suite.Ctx, hooks)).To(Succeed())
-		Expect(hooks.Items).NotTo(BeEmpty())
-		for i := range hooks.Items {
-			Expect(suite.Client.Delete(suite.Ctx, hooks.Items[i].DeepCopy())).To(Succeed())
-		}
-		DeferCleanup(func() {
-			for _, h := range hooks.Items {
-				h.ResourceVersion, h.UID, h.ManagedFields, h.CreationTimestamp = "", "", nil, metav1.Time{}
-				Expect(suite.Client.Create(suite.Ctx, &h)).To(Succeed())
+		takeAwayWebhookConfigurations("MutatingWebhookConfiguration", func() bool {
+			// Back before the next spec: what is created is stamped again.
+			u := podSetJSON("nia-after", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+			if err := suite.Client.Create(suite.Ctx, u); err != nil {
+				return false
 			}
-			Eventually(func() bool {
-				u := podSetJSON("nia-after", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
-				if err := suite.Client.Create(suite.Ctx, u); err != nil {
-					return false
-				}
-				ps := &appsv1alpha1.PodSet{}
-				return suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps) == nil && admit.PodSet.Stamped(suite.Env.Proof, ps)
-			}).Should(BeTrue(), "stamped again once the mutating webhook is back")
+			ps := &appsv1alpha1.PodSet{}
+			return suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps) == nil && admit.PodSet.Stamped(suite.Env.Proof, ps)
 		})
 
 		By("no stamp: the validating webhook is called and refuses her reference")
@@ -387,3 +364,27 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		Expect(got.GetAnnotations()).To(And(HaveKeyWithValue(proof.OwnerAnnotation, "judy"), HaveKeyWithValue(proof.CreatedByAnnotation, "gitops")))
 	})
 })
+
+// takeAwayWebhookConfigurations deletes every webhook configuration of
+// kind for the rest of the spec; at its end they are created again, and
+// back reports when the API server calls them again.
+func takeAwayWebhookConfigurations(kind string, back func() bool) {
+	GinkgoHelper()
+	hooks := &unstructured.UnstructuredList{}
+	hooks.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind(kind + "List"))
+	Expect(suite.Client.List(suite.Ctx, hooks)).To(Succeed())
+	Expect(hooks.Items).NotTo(BeEmpty())
+	for i := range hooks.Items {
+		Expect(suite.Client.Delete(suite.Ctx, hooks.Items[i].DeepCopy())).To(Succeed())
+	}
+	DeferCleanup(func() {
+		for _, h := range hooks.Items {
+			h.SetResourceVersion("")
+			h.SetUID("")
+			h.SetManagedFields(nil)
+			h.SetCreationTimestamp(metav1.Time{})
+			Expect(suite.Client.Create(suite.Ctx, &h)).To(Succeed())
+		}
+		Eventually(back).Should(BeTrue())
+	})
+}
