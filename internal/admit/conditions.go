@@ -15,6 +15,8 @@
 package admit
 
 import (
+	"fmt"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 )
 
@@ -24,10 +26,11 @@ import (
 // "admitted, unchanged" is kept:
 //
 //   - The mutating webhook is called for every create, and for every
-//     update that changes the spec or any annotation whose key holds
-//     "kubeforge.io/" (the stamp, the creator and owner records, the
-//     commands). An update of anything else — labels, other annotations,
-//     finalizers — is one the webhooks admit unchanged (MetadataOnly keeps
+//     update that changes the spec or any annotation or label whose key
+//     holds "kubeforge.io/" (the stamp, the creator and owner records, the
+//     commands, a Workspace's user label). An update of anything else —
+//     other labels and annotations, finalizers — is one the webhooks
+//     admit unchanged (MetadataOnly keeps
 //     the stamp as it is, and the records and commands did not change).
 //   - It refuses itself whatever the validating webhook would (the kind's
 //     rules, the access checks: defaulter.Default), so the validating
@@ -40,14 +43,21 @@ import (
 //
 // An OLM bundle cannot carry matchConditions: under OLM both webhooks are
 // called for every request, which changes no answer.
-const (
+var (
 	callWhenChanged = `request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || ` +
-		`(has(object.metadata.annotations) ? object.metadata.annotations : {}).exists(k, k.contains('kubeforge.io/') && ` +
-		`(!has(oldObject.metadata.annotations) || !(k in oldObject.metadata.annotations) || oldObject.metadata.annotations[k] != object.metadata.annotations[k])) || ` +
-		`(has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}).exists(k, k.contains('kubeforge.io/') && ` +
-		`(!has(object.metadata.annotations) || !(k in object.metadata.annotations)))`
+		kubeforgeKeysChanged("annotations") + " || " + kubeforgeKeysChanged("labels")
 	callWhenUnstamped = `!has(object.metadata.annotations) || !('` + StampAnnotation + `' in object.metadata.annotations)`
 )
+
+// kubeforgeKeysChanged is CEL that is true when an update sets, changes or
+// removes a metadata field's (annotations, labels) key holding
+// "kubeforge.io/": the records, commands and labels the webhooks keep.
+func kubeforgeKeysChanged(field string) string {
+	return fmt.Sprintf(`(has(object.metadata.%[1]s) ? object.metadata.%[1]s : {}).exists(k, k.contains('kubeforge.io/') && `+
+		`(!has(oldObject.metadata.%[1]s) || !(k in oldObject.metadata.%[1]s) || oldObject.metadata.%[1]s[k] != object.metadata.%[1]s[k])) || `+
+		`(has(oldObject.metadata.%[1]s) ? oldObject.metadata.%[1]s : {}).exists(k, k.contains('kubeforge.io/') && `+
+		`(!has(object.metadata.%[1]s) || !(k in object.metadata.%[1]s)))`, field)
+}
 
 // MatchConditions are the conditions of kubeforge's mutating (mutating
 // true) or validating webhooks; config/webhook/manifests.yaml carries them

@@ -64,6 +64,12 @@ var _ = Describe("Workspace webhooks", func() {
 		Expect(webhookRequests(mutatePath) - mBefore).To(BeNumerically(">=", 1))
 		Expect(webhookRequests(validatePath)-vBefore).To(BeZero(), "its matchConditions leave out what the mutating webhook stamped")
 
+		By("the user label changed alone, as a metadata-only update: the mutating webhook is called and writes it back")
+		Expect(suite.Client.Patch(suite.Ctx, ws.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"ide.kubeforge.io/user":"bob"}}}`)))).To(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ws)).To(Succeed())
+		Expect(ws.Labels).To(HaveKeyWithValue(idev1alpha1.UserLabel, "alice"))
+
 		list := &idev1alpha1.WorkspaceList{}
 		Expect(suite.Client.List(suite.Ctx, list, client.MatchingLabels{idev1alpha1.UserLabel: "alice"})).To(Succeed())
 		Expect(list.Items).To(HaveLen(1))
