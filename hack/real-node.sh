@@ -92,7 +92,7 @@ node_ip() {
   echo "$ip"
 }
 
-pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+pid_alive() { [[ -f "$1" ]] && running "$(cat "$1")"; }
 
 # start NAME CMD...: starts a daemon with its log and pid file in the state dir.
 start() {
@@ -103,16 +103,25 @@ start() {
   echo $! >"$STATE/pids/$name"
 }
 
-# stop NAME: SIGTERM, then SIGKILL after 10 s, by the recorded PID.
+# running PID: the process runs; an exited one that its parent (often PID
+# 1, which may take seconds) has not yet reaped is a zombie, not running.
+running() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n "$state" && "$state" != Z ]]
+}
+
+# stop NAME [SIGNAL]: SIGNAL (SIGTERM unless given), then SIGKILL after
+# 10 s, by the recorded PID.
 stop() {
-  local f="$STATE/pids/$1" pid i
+  local f="$STATE/pids/$1" sig=${2:-TERM} pid i
   [[ -f "$f" ]] || return 0
   pid=$(cat "$f")
   if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-    for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill "-$sig" "$pid" 2>/dev/null || true
+    for i in $(seq 1 100); do running "$pid" || break; sleep 0.1; done
+    running "$pid" && kill -KILL "$pid" 2>/dev/null || true
+    for i in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
   fi
   rm -f "$f"
 }
@@ -597,11 +606,14 @@ kill_pods() {
   for id in $("${ctr[@]}" tasks ls -q 2>/dev/null); do
     "${ctr[@]}" tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
   done
+  # containerd deletes a pod's task itself once it has exited; wait for
+  # that (5 s at most), then delete by force whatever is left.
+  for _ in $(seq 1 50); do
+    [[ -z "$("${ctr[@]}" tasks ls -q 2>/dev/null)" ]] && break
+    sleep 0.1
+  done
   for id in $("${ctr[@]}" tasks ls -q 2>/dev/null); do
-    for _ in $(seq 1 50); do
-      "${ctr[@]}" tasks delete "$id" >/dev/null 2>&1 && break
-      sleep 0.1
-    done
+    "${ctr[@]}" tasks delete --force "$id" >/dev/null 2>&1 || true
   done
 }
 
@@ -708,11 +720,13 @@ down() {
   NODE_BIN=$(hack/node-binaries.sh --print)
   log "stopping the real node"
   netpol_down
-  stop kube-proxy
-  stop kubelet
+  # The node's state goes with it: nothing gains from a graceful exit but
+  # containerd, which still has the pods' tasks to end.
+  stop kube-proxy KILL
+  stop kubelet KILL
   kill_pods
   stop containerd
-  stop registry
+  stop registry KILL
   kill_leftovers
   unmount_state
   ip link del "$BRIDGE" 2>/dev/null || true
