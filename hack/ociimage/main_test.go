@@ -107,3 +107,47 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// An image built again into the same tarball takes the compressed layer
+// it holds when the files are the same (its config may change), and makes
+// a new one holding the new content when a file changed.
+func TestLayerKeptOnlyForTheSameFiles(t *testing.T) {
+	dir := t.TempDir()
+	bin, out := filepath.Join(dir, "hello"), filepath.Join(dir, "image.tar")
+	image := func(label string) (gzipped []byte, diffID string) {
+		t.Helper()
+		must(t, build("example.local/hello:1", out, "65532:65532", nil, []string{label}, nil, []string{bin + "=/bin/hello"}))
+		files, err := readTar(out)
+		must(t, err)
+		var index struct {
+			Manifests []descriptor `json:"manifests"`
+		}
+		var manifest struct {
+			Layers []descriptor `json:"layers"`
+		}
+		must(t, json.Unmarshal(files["index.json"], &index))
+		must(t, json.Unmarshal(files[blobName(index.Manifests[0].Digest)], &manifest))
+		gzipped = files[blobName(manifest.Layers[0].Digest)]
+		layer, err := gunzip(gzipped)
+		must(t, err)
+		return gzipped, digest(layer)
+	}
+	must(t, os.WriteFile(bin, []byte("#!/bin/true\n"), 0o755))
+	first, diffID := image("a=1")
+	if kept, ok := layerOf(out, diffID); !ok || !bytes.Equal(kept.Bytes(), first) {
+		t.Fatal("the stored layer is not found by its diff ID")
+	}
+	if _, ok := layerOf(out, digest([]byte("other"))); ok {
+		t.Error("another diff ID found the stored layer")
+	}
+	if again, _ := image("a=2"); !bytes.Equal(again, first) {
+		t.Error("the same files gave another layer")
+	}
+	must(t, os.WriteFile(bin, []byte("#!/bin/false\n"), 0o755))
+	changed, changedID := image("a=2")
+	layer, err := gunzip(changed)
+	must(t, err)
+	if changedID == diffID || !bytes.Contains(layer, []byte("#!/bin/false")) {
+		t.Error("a changed file kept the old layer")
+	}
+}
