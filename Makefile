@@ -91,7 +91,7 @@ test-deps: ## Install the Debian packages the tests use as real peers (nginx, ns
 
 .PHONY: test-unit
 test-unit: test-binaries test-deps ## Unit and envtest (integration) tests.
-	KUBEBUILDER_ASSETS="$(BIN_DIR)" go test $(GO_PACKAGES) -count=1 -timeout 20m
+	KUBEBUILDER_ASSETS="$(BIN_DIR)" go test $(GO_PACKAGES) -count=1 -timeout 20m -p 4
 
 # E2E_LABELS picks a slice of the end-to-end specs, e.g. E2E_LABELS=podset.
 E2E_LABELS ?=
