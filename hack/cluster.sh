@@ -107,7 +107,8 @@ first_ip() {
 # there), the API server reaches kubelets by InternalIP with a client
 # certificate, kwok manages only the fake nodes, and kwok's stages are the
 # defaults of kwokctl's binary runtime plus the chaos stage that fails a
-# labelled pod.
+# labelled pod. HorizontalPodAutoscalers are synced every 3 s (15 s by
+# default), so that a test of one waits less.
 config() {
   local version dir out="$KWOK_WORKDIR/$CLUSTER_NAME-config.yaml" f pki="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/pki"
   version=$(sed -n 's/^KWOK_VERSION=${KWOK_VERSION:-\(.*\)}$/\1/p' hack/test-binaries.sh)
@@ -129,6 +130,9 @@ EOF
     printf '  - {key: service-cluster-ip-range, value: %s}\n' "$CLUSTER_SERVICE_CIDR" >>"$out"
   fi
   cat >>"$out" <<EOF
+- name: kube-controller-manager
+  extraArgs:
+  - {key: horizontal-pod-autoscaler-sync-period, value: 3s}
 - name: kwok-controller
   extraArgs:
   - {key: manage-all-nodes, value: "false"}
