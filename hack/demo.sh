@@ -154,18 +154,33 @@ up_real() {
   stage "a cluster with a real node (hack/cluster.sh up, REAL_NODE=1)"
   KUBECONFIG=$(CLUSTER_NAME=$CLUSTER_NAME REAL_NODE=1 hack/cluster.sh up)
   export KUBECONFIG
+  stage "cert-manager (hack/addons.sh), installed beside the images"
+  local addons
+  hack/addons.sh install >/dev/null &
+  addons=$!
   stage "images built here without Docker: kubeforge, nginx, echoserver, code-server, installer, sshhost (hack/images.sh; first run about 6 minutes, code-server from npm)"
-  hack/images.sh >/dev/null
-  stage "cert-manager (hack/addons.sh)"
-  hack/addons.sh install >/dev/null
+  hack/images.sh >/dev/null || { wait "$addons" || true; exit 1; }
+  wait "$addons"
   stage "kubeforge as users install it: make deploy (its image, two replicas, webhooks with cert-manager's certificates)"
-  make --no-print-directory deploy >/dev/null
   # This cluster's administrator allows the stand-in installer image that
-  # the demo's KubernetesCluster runs (kubespray's cannot be fetched here).
-  if ! kubectl -n "$MANAGER_NS" get deployment "$MANAGER" -o jsonpath='{.spec.template.spec.containers[0].args}' | grep -q installer-standin; then
-    kubectl -n "$MANAGER_NS" patch deployment "$MANAGER" --type=json -p \
-      '[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--installer-images=quay.io/kubespray/kubespray,docker.io/kubespray/kubespray,'"${INSTALLER_IMAGE%:*}"'"}]' >/dev/null
-  fi
+  # the demo's KubernetesCluster runs (kubespray's cannot be fetched here):
+  # config/default with that one flag added, so that the manager rolls out
+  # once.
+  local overlay="$DEMO_DIR/deploy"
+  mkdir -p "$overlay"
+  cat >"$overlay/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- $(realpath --relative-to="$overlay" config/default)
+patches:
+- target: {kind: Deployment, name: $MANAGER}
+  patch: |-
+    - op: add
+      path: /spec/template/spec/containers/0/args/-
+      value: --installer-images=quay.io/kubespray/kubespray,docker.io/kubespray/kubespray,${INSTALLER_IMAGE%:*}
+EOF
+  make --no-print-directory deploy DEPLOY_CONFIG="$overlay" >/dev/null
   kubectl -n "$MANAGER_NS" rollout status deployment "$MANAGER" --timeout=5m >/dev/null
   # Ready Pods are not yet a routed webhook Service: a server-side dry
   # run goes through admission, so it answers once kube-proxy routes it.
