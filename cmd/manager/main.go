@@ -351,7 +351,9 @@ func main() {
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = metricsCertPath, certName, keyName
 	}
 
-	webhookServer := webhook.NewServer(webhookOpts)
+	// controller-runtime's server with an idle timeout longer than the API
+	// server's, so that a request never meets a connection being closed.
+	webhookServer := admit.NewWebhookServer(webhookOpts)
 	if *webhookProvision {
 		// The certificate comes a moment after start (internal/certs).
 		webhookServer = certs.WaitingWebhookServer(webhookServer, webhookCertPath)

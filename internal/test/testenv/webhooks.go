@@ -45,7 +45,7 @@ import (
 func (e *Env) StartWebhooks(ctx context.Context, setups ...func(ctrl.Manager, admit.Options) error) error {
 	wio := &e.WebhookInstallOptions
 	mgr, err := e.NewManager(ctrl.Options{
-		WebhookServer: webhook.NewServer(webhook.Options{
+		WebhookServer: admit.NewWebhookServer(webhook.Options{
 			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
 		}),
 	})

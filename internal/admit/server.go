@@ -1,0 +1,162 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+)
+
+// APIServerIdleTimeout is how long the API server keeps an idle
+// connection to a webhook before it closes it: Go's http.DefaultTransport
+// value, which apimachinery's SetTransportDefaults gives the API server's
+// webhook client.
+const APIServerIdleTimeout = 90 * time.Second
+
+// IdleTimeout is how long the webhook server keeps an idle connection:
+// longer than the API server does, so that the API server always closes
+// first. controller-runtime's server closes at the same 90 s, and a
+// request the API server sends on a connection at the moment the server
+// closes it fails ("failed calling webhook … broken pipe" or EOF): the
+// write refused after about 90 s without admission requests.
+const IdleTimeout = 2 * APIServerIdleTimeout
+
+// NewWebhookServer is controller-runtime's webhook server (its mux, its
+// registration and the metrics of each webhook) served by an HTTP server
+// whose idle timeout is IdleTimeout. It serves opts.CertDir's
+// certificate (reloaded when the files change) or opts.TLSOpts'
+// GetCertificate, as controller-runtime's does.
+func NewWebhookServer(opts webhook.Options) webhook.Server {
+	if opts.Port == 0 {
+		opts.Port = webhook.DefaultPort
+	}
+	if opts.CertDir == "" {
+		opts.CertDir = filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs")
+	}
+	if opts.CertName == "" {
+		opts.CertName = "tls.crt"
+	}
+	if opts.KeyName == "" {
+		opts.KeyName = "tls.key"
+	}
+	return &webhookServer{Server: webhook.NewServer(opts), opts: opts, idle: IdleTimeout}
+}
+
+type webhookServer struct {
+	// Register, WebhookMux and NeedLeaderElection; its Start is not used.
+	webhook.Server
+	opts    webhook.Options
+	idle    time.Duration
+	started atomic.Bool
+}
+
+func (s *webhookServer) addr() string {
+	return net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+}
+
+func (s *webhookServer) Start(ctx context.Context) error {
+	log := logf.FromContext(ctx).WithName("webhook-server")
+	if s.opts.Port < 0 {
+		log.Info("Webhook server is disabled")
+		return nil
+	}
+	cfg := &tls.Config{NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}
+	for _, op := range s.opts.TLSOpts {
+		op(cfg)
+	}
+	if cfg.GetCertificate == nil {
+		watcher, err := certwatcher.New(filepath.Join(s.opts.CertDir, s.opts.CertName), filepath.Join(s.opts.CertDir, s.opts.KeyName))
+		if err != nil {
+			return err
+		}
+		cfg.GetCertificate = watcher.GetCertificate
+		go func() {
+			if err := watcher.Start(ctx); err != nil {
+				log.Error(err, "Certificate watcher")
+			}
+		}()
+	}
+	if s.opts.ClientCAName != "" {
+		pem, err := os.ReadFile(filepath.Join(s.opts.CertDir, s.opts.ClientCAName))
+		if err != nil {
+			return fmt.Errorf("reading the client CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return errors.New("the client CA file holds no certificate")
+		}
+		cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	ln, err := tls.Listen("tcp", s.addr(), cfg)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		Handler:           s.WebhookMux(),
+		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: 32 * time.Second,
+		IdleTimeout:       s.idle,
+	}
+	closed := make(chan struct{})
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := srv.Shutdown(shutdown); err != nil {
+			log.Error(err, "Shutting down the webhook server")
+		}
+		close(closed)
+	}()
+	log.Info("Serving webhooks", "address", s.addr(), "idleTimeout", s.idle)
+	s.started.Store(true)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	<-closed
+	return nil
+}
+
+// StartedChecker is healthy once the server accepts TLS connections.
+func (s *webhookServer) StartedChecker() healthz.Checker {
+	return func(*http.Request) error {
+		if s.opts.Port < 0 {
+			return nil
+		}
+		if !s.started.Load() {
+			return errors.New("the webhook server has not started yet")
+		}
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", s.addr(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // reachability only
+		if err != nil {
+			return fmt.Errorf("the webhook server is not reachable: %w", err)
+		}
+		return conn.Close()
+	}
+}

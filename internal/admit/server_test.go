@@ -1,0 +1,115 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/kubeforge/kubeforge/internal/localca"
+	"github.com/kubeforge/kubeforge/internal/test/ports"
+)
+
+// The webhook server keeps an idle connection longer than the API server
+// does, so that the API server always closes it first; it serves what is
+// registered with the certificate in its directory, reports started only
+// once it accepts TLS, and keeps a connection exactly as long as its idle
+// timeout (shortened here to 1 s to watch it).
+func TestWebhookServerOutlastsTheAPIServersIdleConnections(t *testing.T) {
+	if IdleTimeout <= APIServerIdleTimeout {
+		t.Fatalf("idle timeout %s: not longer than the API server's %s", IdleTimeout, APIServerIdleTimeout)
+	}
+	ca, err := localca.New("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := ca.WriteServing(dir, "127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	port, err := ports.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewWebhookServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
+	if got := srv.(*webhookServer).idle; got != IdleTimeout {
+		t.Fatalf("a new server's idle timeout is %s, want %s", got, IdleTimeout)
+	}
+	srv.(*webhookServer).idle = time.Second
+	srv.Register("/hello", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") }))
+	if err := srv.StartedChecker()(nil); err == nil {
+		t.Fatal("started before Start")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.StartedChecker()(nil) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("not started: %v", srv.StartedChecker()(nil))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.PEM)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/hello"
+	// get reports whether the request went over a connection used before.
+	get := func() bool {
+		t.Helper()
+		reused := false
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused },
+		}))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != "hello" {
+			t.Fatalf("answered %q", b)
+		}
+		return reused
+	}
+	get()
+	time.Sleep(300 * time.Millisecond)
+	if !get() {
+		t.Error("an idle connection was closed before the idle timeout")
+	}
+	time.Sleep(2 * time.Second)
+	// The server closed it; the client finds out on its next request
+	// (which then dials anew) or sees it closed: either way not reused.
+	if get() {
+		t.Error("an idle connection outlived the idle timeout")
+	}
+}
