@@ -215,6 +215,8 @@ func main() {
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to. "+
 		"Use :8443 for HTTPS or :8080 for HTTP, or 0 to disable the metrics endpoint.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	pprofAddr := flag.String("pprof-bind-address", "0", "The address Go's profiler (/debug/pprof) binds to; \"0\" (the default) serves none. "+
+		"It is unauthenticated: bind it to loopback.")
 	flag.BoolVar(&enableLeaderElection, "leader-elect", false,
 		"Enable leader election for the controller manager, so that only one replica reconciles at a time.")
 	flag.StringVar(&leaderElectionID, "leader-election-id", "kubeforge.kubeforge.io", "The name of the leader election Lease.")
@@ -438,6 +440,7 @@ func main() {
 		Metrics:                 metricsOpts,
 		WebhookServer:           webhookServer,
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        *pprofAddr,
 		LeaderElection:          enableLeaderElection,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: leaderElectionNamespace,
