@@ -127,6 +127,11 @@ var _ = Describe("make demo on the real node", Ordered, Label("real", "demo"), f
 		Expect(block).To(ContainSubstring("kubectl"))
 		// The one change: the cluster's name (this suite's own).
 		block = strings.ReplaceAll(block, "/kwok/clusters/kubeforge/", "/kwok/clusters/"+clusterName()+"/")
+		// A run with the cache moved (KUBEFORGE_CACHE, as a from-nothing
+		// measurement does) has the cluster and the binaries there.
+		if c := os.Getenv("KUBEFORGE_CACHE"); c != "" {
+			block = strings.ReplaceAll(block, "~/.cache/kubeforge/", strings.TrimSuffix(c, "/")+"/")
+		}
 		start := time.Now()
 		got, err := newcomer(root, block).CombinedOutput()
 		GinkgoWriter.Printf("README's block:\n%s\nprinted:\n%s\n", block, got)
