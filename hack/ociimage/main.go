@@ -459,15 +459,3 @@ func layerOf(out, diffID string) (*bytes.Buffer, bool) {
 	}
 	return bytes.NewBuffer(b), true
 }
-
-func gunzip(b []byte) ([]byte, error) {
-	r, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if _, err := out.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
-}

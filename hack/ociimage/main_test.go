@@ -17,6 +17,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -150,4 +151,17 @@ func TestLayerKeptOnlyForTheSameFiles(t *testing.T) {
 	if changedID == diffID || !bytes.Contains(layer, []byte("#!/bin/false")) {
 		t.Error("a changed file kept the old layer")
 	}
+}
+
+// gunzip is the layer uncompressed.
+func gunzip(b []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if _, err := out.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
