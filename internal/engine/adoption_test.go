@@ -146,6 +146,11 @@ var _ = Describe("Engine with the manager's cache", func() {
 			Expect(res.Created).To(BeEmpty())
 			Expect(res.Updated).To(BeEmpty())
 			Expect(counting.Writes()).To(BeEmpty(), kind+": no write at all")
+			// At most the create of what the cache does not hold, which
+			// the API server refused: it looks at nothing of what is there.
+			for _, r := range counting.Refused() {
+				Expect(r).To(MatchRegexp(`^create .* default/users: (AlreadyExists|Invalid)$`), kind)
+			}
 			Expect(snapshot(user)).To(Equal(before), kind+": byte-identical")
 
 			// Again, now that every cache is warm: still left alone.

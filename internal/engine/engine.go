@@ -503,14 +503,40 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	mdAnnotations[AnnotationDesiredHash] = hash
 
 	if read == nil {
-		read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj)) // its kind was unknown to readAll
+		read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj), false) // its kind was unknown to readAll
 	}
 	if read.err != nil {
 		return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
 	}
+	gk := gvk.GroupKind()
+	if read.unproven {
+		// Not in the cache: create it, which fails on anything under the
+		// name. Only then is the API server asked what is there.
+		mdAnnotations[proof.Annotation] = e.Proof.PendingMark(sealed(gk, obj), bind)
+		log.Info("Creating owned object", "object", key)
+		u := &unstructured.Unstructured{Object: want}
+		u.SetGroupVersionKind(gvk)
+		err := e.Client.Create(ctx, u, client.FieldOwner(FieldOwner))
+		if err == nil {
+			written := e.typed(gvk, u)
+			if written == nil {
+				return key, unchanged, nil, fmt.Errorf("reading the created %s", key)
+			}
+			seals.start(e.sealNew(ctx, owner, obj, gk, written, bind, key, true))
+			return key, created, written, nil
+		}
+		// AlreadyExists, or what a create can meet before it looks at the
+		// name (a Service's address or port held by what is already
+		// there): the API server says what is there, and the apply below
+		// answers as for an object read in the first place.
+		log.V(1).Info("Could not create owned object", "object", key, "error", err.Error())
+		delete(mdAnnotations, proof.Annotation)
+		if read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj), true); read.err != nil {
+			return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
+		}
+	}
 	liveObj, exists := read.obj, read.exists
 	diff, remake := "", false
-	gk := gvk.GroupKind()
 	standing := ours
 	if exists {
 		standing = e.standingOf(gk, owner, liveObj, bind)
@@ -646,23 +672,57 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		e.warn(owner, obj, conditions.ReasonNameConflict, "Apply", "%s", conflict.Message)
 		return key, unchanged, nil, conflict
 	}
-	seal := func() error {
-		if err := e.seal(ctx, gk, written, bind, nil); err != nil {
+	seals.start(e.sealNew(ctx, owner, obj, gk, written, bind, key, false))
+	return key, created, written, nil
+}
+
+// sealNew is the seal of written, which the engine just created, for
+// sealing.start. posted says it was made by a create rather than by
+// server-side apply: the API server then recorded its fields as the
+// engine's update, and the seal makes them the engine's apply, as if it
+// had been made by one, so that a field later dropped from the desired
+// object is removed by the next apply and not left behind.
+func (e *Engine) sealNew(ctx context.Context, owner, obj client.Object, gk schema.GroupKind, written client.Object, bind proof.Binding, key string, posted bool) func() error {
+	return func() error {
+		var managed []metav1.ManagedFieldsEntry
+		if posted {
+			managed = asApplied(written.GetManagedFields())
+		}
+		if err := e.sealWith(ctx, gk, written, bind, nil, managed); err != nil {
 			e.warn(owner, obj, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 			return err
 		}
 		e.event(owner, obj, "Created", "Create", "Created %s", key)
 		return nil
 	}
-	seals.start(seal)
-	return key, created, written, nil
+}
+
+// asApplied is managed with the engine's own update of the main resource
+// turned into its apply; nil when there is none.
+func asApplied(managed []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	out, found := make([]metav1.ManagedFieldsEntry, 0, len(managed)), false
+	for _, m := range managed {
+		if m.Manager == FieldOwner && m.Operation == metav1.ManagedFieldsOperationUpdate && m.Subresource == "" {
+			m.Operation, found = metav1.ManagedFieldsOperationApply, true
+		}
+		out = append(out, m)
+	}
+	if !found {
+		return nil
+	}
+	return out
 }
 
 // liveRead is what the API server holds under a desired object's name.
 type liveRead struct {
 	obj    client.Object // empty when !exists
 	exists bool
-	err    error
+	// unproven: not in the cache, which holds only objects with
+	// kubeforge's label, so not proven absent. applyOne then creates it
+	// with a create that fails on anything under the name, and reads the
+	// API server only when it does.
+	unproven bool
+	err      error
 }
 
 // readLive reads the object of kind gvk at key: from the cache, and from
@@ -675,7 +735,7 @@ type liveRead struct {
 // exists and is ours is all its apply looks at, so the reconciles of a
 // settled owner do not read its content from the API server each time.
 // Its live copy then carries only its metadata.
-func (e *Engine) readLive(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, createOnly bool) *liveRead {
+func (e *Engine) readLive(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey, createOnly, past bool) *liveRead {
 	live, err := e.Scheme.New(gvk)
 	if err != nil {
 		return &liveRead{err: fmt.Errorf("creating an empty %s: %w", gvk.Kind, err)}
@@ -692,7 +752,9 @@ func (e *Engine) readLive(ctx context.Context, gvk schema.GroupVersionKind, key 
 		if !apierrors.IsNotFound(err) {
 			return &liveRead{err: err}
 		}
-		if err := e.reader().Get(ctx, key, target); err != nil {
+		if !past {
+			r.exists, r.unproven = false, true
+		} else if err := e.reader().Get(ctx, key, target); err != nil {
 			if !apierrors.IsNotFound(err) {
 				return &liveRead{err: err}
 			}
@@ -732,7 +794,7 @@ func (e *Engine) readAll(ctx context.Context, owner client.Object, stages [][]cl
 				ns = owner.GetNamespace()
 			}
 			wg.Go(func() {
-				r := e.readLive(ctx, gvk, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, isCreateOnly(obj))
+				r := e.readLive(ctx, gvk, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, isCreateOnly(obj), false)
 				mu.Lock()
 				reads[obj] = r
 				mu.Unlock()

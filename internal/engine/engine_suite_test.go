@@ -188,6 +188,15 @@ var _ = Describe("Engine", func() {
 			owner := newOwner("removal")
 			_, err := eng.Apply(ctx, owner, []client.Object{service("removal-a", 80, map[string]string{"gone": "soon"})})
 			Expect(err).NotTo(HaveOccurred())
+			// Made by a create (absent from the cache, so a create that fails
+			// on what exists), its fields are recorded as the engine's apply,
+			// as if server-side apply had made it: else the label below
+			// would stay, another writer's field.
+			var managers []string
+			for _, m := range getService("removal-a").ManagedFields {
+				managers = append(managers, m.Manager+"/"+string(m.Operation))
+			}
+			Expect(managers).To(ConsistOf(engine.FieldOwner+"/Apply", engine.ProofFieldOwner+"/Update"))
 			res, err := eng.Apply(ctx, owner, []client.Object{service("removal-a", 80, nil)})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Updated).To(Equal([]string{"Service/removal-a"}))

@@ -147,9 +147,19 @@ func (e *Engine) standingOf(gk schema.GroupKind, owner, live client.Object, want
 // object's status right after its create, and the seal must not lose to
 // that write.
 func (e *Engine) seal(ctx context.Context, gk schema.GroupKind, live client.Object, b proof.Binding, extra map[string]any) error {
+	return e.sealWith(ctx, gk, live, b, extra, nil)
+}
+
+// sealWith is seal, writing managed as live's managed fields when it is
+// not nil (in the same patch: the API server takes a client's managed
+// fields as they are, then records the seal as kubeforge-proof's).
+func (e *Engine) sealWith(ctx context.Context, gk schema.GroupKind, live client.Object, b proof.Binding, extra map[string]any, managed []metav1.ManagedFieldsEntry) error {
 	md := map[string]any{
 		"uid":         string(live.GetUID()),
 		"annotations": map[string]any{proof.Annotation: e.Proof.Seal(sealed(gk, live), b)},
+	}
+	if managed != nil {
+		md["managedFields"] = managed
 	}
 	body := map[string]any{"metadata": md}
 	for k, v := range extra {

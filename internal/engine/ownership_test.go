@@ -307,9 +307,19 @@ type plantingClient struct {
 }
 
 func (p *plantingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	p.plantOnce(ctx)
+	return p.Client.Apply(ctx, obj, opts...)
+}
+
+func (p *plantingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	p.plantOnce(ctx)
+	return p.Client.Create(ctx, obj, opts...)
+}
+
+// plantOnce creates the planted object before the engine's first write.
+func (p *plantingClient) plantOnce(ctx context.Context) {
 	if !p.planted {
 		p.planted = true
 		Expect(env.Client.Create(ctx, p.plant)).To(Succeed())
 	}
-	return p.Client.Apply(ctx, obj, opts...)
 }

@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,9 +176,10 @@ func Object(apiVersion, kind, namespace, name, specJSON string) (*unstructured.U
 // Reads pass through uncounted.
 type CountingClient struct {
 	client.Client
-	mu     sync.Mutex
-	writes []string
-	after  func(name string)
+	mu      sync.Mutex
+	writes  []string
+	refused []string
+	after   func(name string)
 }
 
 // AfterCreate makes f run, with the object's kind and name ("Job/x"), after each create or
@@ -223,18 +225,32 @@ func (c *CountingClient) Writes() []string {
 	return append([]string(nil), c.writes...)
 }
 
+// Refused returns the creates the API server refused since the last
+// Reset, each with the reason it gave.
+func (c *CountingClient) Refused() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.refused...)
+}
+
 // Reset forgets the writes recorded so far.
 func (c *CountingClient) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.writes = nil
+	c.writes, c.refused = nil, nil
 }
 
+// Create records a create the API server made as a write, and one it
+// refused (the engine's create of what the cache does not hold, when
+// something is under the name) in Refused: it wrote nothing.
 func (c *CountingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	c.record("create", obj)
 	if err := c.Client.Create(ctx, obj, opts...); err != nil {
+		c.mu.Lock()
+		c.refused = append(c.refused, fmt.Sprintf("create %T %s/%s: %s", obj, obj.GetNamespace(), obj.GetName(), apierrors.ReasonForError(err)))
+		c.mu.Unlock()
 		return err
 	}
+	c.record("create", obj)
 	c.created(obj)
 	return nil
 }
