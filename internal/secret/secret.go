@@ -19,9 +19,11 @@ package secret
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -72,4 +74,18 @@ func hashWith(password string, salt []byte) string {
 	enc := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime, argonThreads,
 		enc.EncodeToString(salt), enc.EncodeToString(key))
+}
+
+// Verify reports whether phc, a hash as Hash writes it, is the hash of
+// password with Hash's parameters.
+func Verify(password, phc string) bool {
+	parts := strings.Split(phc, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(hashWith(password, salt)), []byte(phc)) == 1
 }
