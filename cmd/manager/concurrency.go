@@ -24,6 +24,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
+// defaultKindConcurrency is --max-concurrent-reconciles-per-kind's
+// default. A Workspace's start is what a person waits for (the API's
+// create-and-wait, a portal): with 4 workers, five Workspaces created at
+// once queued the fifth behind the others' follow-up reconciles, and the
+// median start overhead on the local cluster went from ≈ 430 ms to
+// ≈ 290 ms with 8 (docs/performance.md). Its reconciles mostly wait on
+// the API server, so the workers cost little.
+const defaultKindConcurrency = "Workspace=8"
+
 // kindConcurrency parses --max-concurrent-reconciles-per-kind, e.g.
 // "PodSet=8,Balancer=2", into controller-runtime's GroupKindConcurrency
 // (keys like PodSet.apps.kubeforge.io). Kinds not named keep

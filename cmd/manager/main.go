@@ -239,8 +239,9 @@ func main() {
 	flag.BoolVar(&enableWebhooks, "enable-webhooks", true, "Serve the admission webhooks.")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
 		"How many objects of one kind are reconciled at the same time.")
-	flag.StringVar(&perKindConcurrency, "max-concurrent-reconciles-per-kind", "",
-		"Per-kind overrides of --max-concurrent-reconciles, e.g. PodSet=8,Balancer=2.")
+	flag.StringVar(&perKindConcurrency, "max-concurrent-reconciles-per-kind", defaultKindConcurrency,
+		"Per-kind overrides of --max-concurrent-reconciles, e.g. PodSet=8,Balancer=2. "+
+			"Workspaces get 8 by default: each new one is a person waiting, and a burst of starts would queue behind 4.")
 	stripManagedFields := flag.Bool("cache-strip-managed-fields", true,
 		"Drop metadata.managedFields from cached objects (memory). Turn off only to measure what it saves.")
 	labelFilter := flag.Bool("cache-label-filter", true,
