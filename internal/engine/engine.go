@@ -38,6 +38,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -267,6 +268,8 @@ type Engine struct {
 	// Proof seals what the engine creates and recognises what it made
 	// (package proof). Required.
 	Proof *proof.Keyring
+
+	refused refusals
 }
 
 // Result says what Apply did.
@@ -503,7 +506,9 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	mdAnnotations[AnnotationDesiredHash] = hash
 
 	if read == nil {
-		read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj), false) // its kind was unknown to readAll
+		// Its kind was unknown to readAll.
+		read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj),
+			e.refused.recent(refusalKey(gvk.GroupKind(), client.ObjectKeyFromObject(obj)), time.Now()))
 	}
 	if read.err != nil {
 		return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
@@ -522,14 +527,22 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 			if written == nil {
 				return key, unchanged, nil, fmt.Errorf("reading the created %s", key)
 			}
+			e.refused.forget(refusalKey(gk, client.ObjectKeyFromObject(obj)))
 			seals.start(e.sealNew(ctx, owner, obj, gk, written, bind, key, true))
 			return key, created, written, nil
+		}
+		if !apierrors.IsAlreadyExists(err) && !apierrors.IsInvalid(err) {
+			return key, unchanged, nil, fmt.Errorf("creating %s: %w", key, err)
 		}
 		// AlreadyExists, or what a create can meet before it looks at the
 		// name (a Service's address or port held by what is already
 		// there): the API server says what is there, and the apply below
-		// answers as for an object read in the first place.
+		// answers as for an object read in the first place. The name is
+		// read first for a while (refusals): a refused create still passes
+		// admission, where a ResourceQuota counts it until its controller
+		// recounts.
 		log.V(1).Info("Could not create owned object", "object", key, "error", err.Error())
+		e.refused.add(refusalKey(gk, client.ObjectKeyFromObject(obj)), time.Now())
 		delete(mdAnnotations, proof.Annotation)
 		if read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj), true); read.err != nil {
 			return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
@@ -684,17 +697,99 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 // object is removed by the next apply and not left behind.
 func (e *Engine) sealNew(ctx context.Context, owner, obj client.Object, gk schema.GroupKind, written client.Object, bind proof.Binding, key string, posted bool) func() error {
 	return func() error {
-		var managed []metav1.ManagedFieldsEntry
+		err := errors.New("not sealed")
 		if posted {
-			managed = asApplied(written.GetManagedFields())
+			err = e.sealAsApplied(ctx, gk, written, bind)
 		}
-		if err := e.sealWith(ctx, gk, written, bind, nil, managed); err != nil {
+		if err != nil {
+			err = e.seal(ctx, gk, written, bind, nil)
+		}
+		if err != nil {
 			e.warn(owner, obj, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
 			return err
 		}
 		e.event(owner, obj, "Created", "Create", "Created %s", key)
 		return nil
 	}
+}
+
+// sealAsApplied seals live, which the engine created with a create, and
+// records in the same patch the create's fields as the engine's apply.
+// The managed fields are written whole, so the patch holds only if
+// nobody wrote the object since they were read (an entry written since,
+// a controller's status or an autoscaler's scale, would be lost): on a
+// conflict they are read again, a few times, before the caller seals
+// without them.
+func (e *Engine) sealAsApplied(ctx context.Context, gk schema.GroupKind, live client.Object, b proof.Binding) error {
+	current := live
+	for range 3 {
+		managed := asApplied(current.GetManagedFields())
+		if managed == nil {
+			return errors.New("no create of the engine's to record as its apply")
+		}
+		err := e.sealWith(ctx, gk, current, b, map[string]any{}, managed)
+		if err == nil || !apierrors.IsConflict(err) {
+			return err
+		}
+		fresh := live.DeepCopyObject().(client.Object)
+		if err := e.reader().Get(ctx, client.ObjectKeyFromObject(live), fresh); err != nil {
+			return err
+		}
+		if fresh.GetUID() != live.GetUID() {
+			return fmt.Errorf("%s %s was made anew", gk.Kind, live.GetName())
+		}
+		current = fresh
+	}
+	return errors.New("written meanwhile, three times")
+}
+
+// refusals remembers for a while the names under which the engine's
+// create was refused (something else is there): they are read from the
+// API server before anything is created under them again, rather than
+// met with a create each reconcile.
+type refusals struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// refusalMemory is how long a refused create is remembered.
+const refusalMemory = 10 * time.Minute
+
+func refusalKey(gk schema.GroupKind, key client.ObjectKey) string {
+	return gk.String() + " " + key.String()
+}
+
+func (r *refusals) add(key string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at == nil {
+		r.at = map[string]time.Time{}
+	}
+	if len(r.at) >= 1024 {
+		for k, t := range r.at {
+			if now.Sub(t) > refusalMemory {
+				delete(r.at, k)
+			}
+		}
+	}
+	r.at[key] = now
+}
+
+func (r *refusals) recent(key string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.at[key]
+	if ok && now.Sub(t) > refusalMemory {
+		delete(r.at, key)
+		return false
+	}
+	return ok
+}
+
+func (r *refusals) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.at, key)
 }
 
 // asApplied is managed with the engine's own update of the main resource
@@ -794,7 +889,8 @@ func (e *Engine) readAll(ctx context.Context, owner client.Object, stages [][]cl
 				ns = owner.GetNamespace()
 			}
 			wg.Go(func() {
-				r := e.readLive(ctx, gvk, client.ObjectKey{Namespace: ns, Name: obj.GetName()}, isCreateOnly(obj), false)
+				key := client.ObjectKey{Namespace: ns, Name: obj.GetName()}
+				r := e.readLive(ctx, gvk, key, isCreateOnly(obj), e.refused.recent(refusalKey(gvk.GroupKind(), key), time.Now()))
 				mu.Lock()
 				reads[obj] = r
 				mu.Unlock()

@@ -203,6 +203,34 @@ var _ = Describe("Engine", func() {
 			Expect(getService("removal-a").Labels).NotTo(HaveKey("gone"))
 		})
 
+		It("should keep what another writer wrote between its create and its seal, and still record the create as its apply", func() {
+			owner := newOwner("between")
+			counting.AfterCreate(func(name string) {
+				if name != "Service/between-a" {
+					return
+				}
+				// Another controller's write, before the engine's seal.
+				patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"other":"x"}}}`))
+				Expect(env.Client.Patch(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name[len("Service/"):], Namespace: "default"}},
+					patch, client.FieldOwner("someone"))).To(Succeed())
+			})
+			DeferCleanup(func() { counting.AfterCreate(nil) })
+			_, err := eng.Apply(ctx, owner, []client.Object{service("between-a", 80, map[string]string{"gone": "soon"})})
+			Expect(err).NotTo(HaveOccurred())
+			s := getService("between-a")
+			Expect(eng.Owns(owner, s)).To(BeTrue())
+			var managers []string
+			for _, m := range s.ManagedFields {
+				managers = append(managers, m.Manager+"/"+string(m.Operation))
+			}
+			Expect(managers).To(ConsistOf(engine.FieldOwner+"/Apply", engine.ProofFieldOwner+"/Update", "someone/Update"))
+			_, err = eng.Apply(ctx, owner, []client.Object{service("between-a", 80, nil)})
+			Expect(err).NotTo(HaveOccurred())
+			s = getService("between-a")
+			Expect(s.Labels).NotTo(HaveKey("gone"))
+			Expect(s.Annotations).To(HaveKeyWithValue("other", "x"))
+		})
+
 		It("should repair drift and keep fields that others own", func() {
 			owner := newOwner("drift")
 			_, err := eng.Apply(ctx, owner, []client.Object{service("drift-a", 80, nil)})

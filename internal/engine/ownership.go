@@ -152,7 +152,8 @@ func (e *Engine) seal(ctx context.Context, gk schema.GroupKind, live client.Obje
 
 // sealWith is seal, writing managed as live's managed fields when it is
 // not nil (in the same patch: the API server takes a client's managed
-// fields as they are, then records the seal as kubeforge-proof's).
+// fields as they are, then records the seal as kubeforge-proof's), and
+// then only if live's resourceVersion is still the stored one.
 func (e *Engine) sealWith(ctx context.Context, gk schema.GroupKind, live client.Object, b proof.Binding, extra map[string]any, managed []metav1.ManagedFieldsEntry) error {
 	md := map[string]any{
 		"uid":         string(live.GetUID()),
@@ -160,6 +161,7 @@ func (e *Engine) sealWith(ctx context.Context, gk schema.GroupKind, live client.
 	}
 	if managed != nil {
 		md["managedFields"] = managed
+		md["resourceVersion"] = live.GetResourceVersion()
 	}
 	body := map[string]any{"metadata": md}
 	for k, v := range extra {

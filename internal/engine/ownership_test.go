@@ -130,6 +130,27 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(raced.Owns(owner, got)).To(BeFalse(), "not sealed, so never used as ours")
 	})
 
+	It("should never turn its apply into an update of an object someone made under the name after its create was refused", func() {
+		// Something is made under the name just before the engine's
+		// create, which is refused; it goes before the engine reads the
+		// name; and someone makes an object there between that read and
+		// the engine's server-side apply.
+		owner := newOwner("raced2")
+		there := cm("raced2-a", map[string]string{"extra.conf": "first"})
+		there.Namespace = "default"
+		planted := cm("raced2-a", map[string]string{"extra.conf": "planted"})
+		planted.Namespace = "default"
+		racing := &plantingClient{Client: counting, plant: planted, onlyApply: true, beforeCreate: there}
+		raced := &engine.Engine{Client: racing, Reader: &vanishingReader{Reader: env.Client, obj: there}, Scheme: env.Scheme, Proof: env.Proof}
+		_, err := raced.Apply(ctx, owner, []client.Object{cm("raced2-a", map[string]string{"app.conf": "ours"})}, &corev1.ConfigMap{})
+		Expect(racing.planted).To(BeTrue(), "the apply path was taken")
+		Expect(counting.Refused()).To(ContainElement(ContainSubstring("default/raced2-a: AlreadyExists")))
+		Expect(engine.IsConflict(err)).To(BeTrue(), "%v", err)
+		got := live("raced2-a")
+		Expect(got.Data).To(HaveKeyWithValue("extra.conf", "planted"))
+		Expect(raced.Owns(owner, got)).To(BeFalse(), "not sealed, so never used as ours")
+	})
+
 	It("should delete and make anew an object it created and never sealed", func() {
 		owner := newOwner("unsealed")
 		desired := cm("unsealed-a", map[string]string{"k": "v"})
@@ -302,8 +323,11 @@ var _ = Describe("Ownership by proof", func() {
 // engine's read and its create.
 type plantingClient struct {
 	client.Client
-	plant   client.Object
-	planted bool
+	plant     client.Object
+	planted   bool
+	onlyApply bool
+	// beforeCreate, when set, is created just before the first create.
+	beforeCreate client.Object
 }
 
 func (p *plantingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
@@ -312,14 +336,40 @@ func (p *plantingClient) Apply(ctx context.Context, obj runtime.ApplyConfigurati
 }
 
 func (p *plantingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	p.plantOnce(ctx)
+	if p.beforeCreate != nil {
+		Expect(env.Client.Create(ctx, p.beforeCreate.DeepCopyObject().(client.Object))).To(Succeed())
+		p.beforeCreate = nil
+	}
+	if !p.onlyApply {
+		p.plantOnce(ctx)
+	}
 	return p.Client.Create(ctx, obj, opts...)
 }
 
-// plantOnce creates the planted object before the engine's first write.
+// plantOnce creates the planted object before the engine's first write
+// (with onlyApply, its first server-side apply).
 func (p *plantingClient) plantOnce(ctx context.Context) {
 	if !p.planted {
 		p.planted = true
-		Expect(env.Client.Create(ctx, p.plant)).To(Succeed())
+		plant := p.plant.DeepCopyObject().(client.Object)
+		plant.SetResourceVersion("")
+		plant.SetUID("")
+		Expect(env.Client.Create(ctx, plant)).To(Succeed())
 	}
+}
+
+// vanishingReader deletes obj before its first read: what was under a
+// name is gone by the time the engine reads it.
+type vanishingReader struct {
+	client.Reader
+	obj  client.Object
+	done bool
+}
+
+func (v *vanishingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if !v.done {
+		v.done = true
+		Expect(env.Client.Delete(ctx, v.obj.DeepCopyObject().(client.Object))).To(Succeed())
+	}
+	return v.Reader.Get(ctx, key, obj, opts...)
 }

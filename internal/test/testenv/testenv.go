@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -240,17 +240,17 @@ func (c *CountingClient) Reset() {
 	c.writes, c.refused = nil, nil
 }
 
-// Create records a create the API server made as a write, and one it
-// refused (the engine's create of what the cache does not hold, when
-// something is under the name) in Refused: it wrote nothing.
+// Create records the create as a write, and, when the API server refuses
+// it (the engine's create of what the cache does not hold, when
+// something is under the name), in Refused too, with the reason.
 func (c *CountingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.record("create", obj)
 	if err := c.Client.Create(ctx, obj, opts...); err != nil {
 		c.mu.Lock()
 		c.refused = append(c.refused, fmt.Sprintf("create %T %s/%s: %s", obj, obj.GetNamespace(), obj.GetName(), apierrors.ReasonForError(err)))
 		c.mu.Unlock()
 		return err
 	}
-	c.record("create", obj)
 	c.created(obj)
 	return nil
 }
