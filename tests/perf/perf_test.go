@@ -829,7 +829,7 @@ func markdown(r Result) string {
 	p("The local cluster is kwok (binary runtime) with etcd, kube-apiserver, kube-controller-manager and kube-scheduler built from\n")
 	p("source, all on the same machine as the manager and the clients; kwok plays the kubelet, so a scheduled pod turns Ready at once.\n")
 	if r.ManagerFlags == "" {
-		p("The manager is `bin/manager` with its default flags (4 reconciles per kind at once, 50 QPS / 100 burst to the API server).\n\n")
+		p("The manager is `bin/manager` with its default flags (4 reconciles per kind at once, 8 for Workspaces, 50 QPS / 100 burst to the API server).\n\n")
 	} else {
 		p("The manager is `bin/manager` with `%s`.\n\n", r.ManagerFlags)
 	}
