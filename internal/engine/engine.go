@@ -505,15 +505,15 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	}
 	mdAnnotations[AnnotationDesiredHash] = hash
 
+	gk, name := gvk.GroupKind(), client.ObjectKeyFromObject(obj)
+	refusal := refusalKey(gk, name)
 	if read == nil {
 		// Its kind was unknown to readAll.
-		read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj),
-			e.refused.recent(refusalKey(gvk.GroupKind(), client.ObjectKeyFromObject(obj)), time.Now()))
+		read = e.readLive(ctx, gvk, name, isCreateOnly(obj), e.refused.recent(refusal, time.Now()))
 	}
 	if read.err != nil {
 		return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
 	}
-	gk := gvk.GroupKind()
 	if read.unproven {
 		// Not in the cache: create it, which fails on anything under the
 		// name. Only then is the API server asked what is there.
@@ -527,7 +527,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 			if written == nil {
 				return key, unchanged, nil, fmt.Errorf("reading the created %s", key)
 			}
-			e.refused.forget(refusalKey(gk, client.ObjectKeyFromObject(obj)))
+			e.refused.forget(refusal)
 			seals.start(e.sealNew(ctx, owner, obj, gk, written, bind, key, true))
 			return key, created, written, nil
 		}
@@ -542,9 +542,9 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		// admission, where a ResourceQuota counts it until its controller
 		// recounts.
 		log.V(1).Info("Could not create owned object", "object", key, "error", err.Error())
-		e.refused.add(refusalKey(gk, client.ObjectKeyFromObject(obj)), time.Now())
+		e.refused.add(refusal, time.Now())
 		delete(mdAnnotations, proof.Annotation)
-		if read = e.readLive(ctx, gvk, client.ObjectKeyFromObject(obj), isCreateOnly(obj), true); read.err != nil {
+		if read = e.readLive(ctx, gvk, name, isCreateOnly(obj), true); read.err != nil {
 			return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
 		}
 	}
@@ -697,11 +697,11 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 // object is removed by the next apply and not left behind.
 func (e *Engine) sealNew(ctx context.Context, owner, obj client.Object, gk schema.GroupKind, written client.Object, bind proof.Binding, key string, posted bool) func() error {
 	return func() error {
-		err := errors.New("not sealed")
+		var err error
 		if posted {
 			err = e.sealAsApplied(ctx, gk, written, bind)
 		}
-		if err != nil {
+		if !posted || err != nil {
 			err = e.seal(ctx, gk, written, bind, nil)
 		}
 		if err != nil {
@@ -727,7 +727,7 @@ func (e *Engine) sealAsApplied(ctx context.Context, gk schema.GroupKind, live cl
 		if managed == nil {
 			return errors.New("no create of the engine's to record as its apply")
 		}
-		err := e.sealWith(ctx, gk, current, b, map[string]any{}, managed)
+		err := e.sealWith(ctx, gk, current, b, nil, managed)
 		if err == nil || !apierrors.IsConflict(err) {
 			return err
 		}
