@@ -461,7 +461,10 @@ func main() {
 		// before they leave the process (engine.Scope).
 		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
 			c, err := client.New(config, options)
-			return scope.Client(c), err
+			if err != nil {
+				return nil, err
+			}
+			return scope.Client(engine.MetadataFromCache(c, options)), nil
 		},
 		Controller: config.Controller{MaxConcurrentReconciles: maxConcurrentReconciles, GroupKindConcurrency: concurrency},
 	})

@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -106,6 +107,49 @@ func CacheOptions(s CacheSettings, ownedTypes ...client.Object) cache.Options {
 // server, never from the cache.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{DisableFor: ContentKinds}}
+}
+
+// MetadataFromCache wraps the manager's client (made with ClientOptions)
+// so that the metadata of ContentKinds — a PartialObjectMetadata of a
+// ConfigMap or Secret, or a list of them — is read from cache, which
+// watches them metadata-only, as every other kind is; their content is
+// still read from the API server. ClientOptions names kinds, not shapes:
+// without this the client read the metadata past the cache too, a round
+// trip to the API server before every Workspace's first object (whether
+// its password Secret exists) and on every reconcile that prunes.
+//
+// A cached answer may be a moment old, which the engine is built for: a
+// miss leads to a create, which fails on anything under the name, and
+// only what is proven ours (its seal) is ever changed or deleted.
+// options are those c was made with; without a cache reader in them, c
+// is returned as it is.
+func MetadataFromCache(c client.Client, options client.Options) client.Client {
+	if options.Cache == nil || options.Cache.Reader == nil {
+		return c
+	}
+	return metadataCached{Client: c, cache: options.Cache.Reader}
+}
+
+type metadataCached struct {
+	client.Client
+	cache client.Reader
+}
+
+func (c metadataCached) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok && IsContentKind(m.GroupVersionKind().GroupKind()) {
+		return c.cache.Get(ctx, key, obj, opts...)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c metadataCached) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if m, ok := list.(*metav1.PartialObjectMetadataList); ok {
+		gvk := m.GroupVersionKind()
+		if IsContentKind(schema.GroupKind{Group: gvk.Group, Kind: strings.TrimSuffix(gvk.Kind, "List")}) {
+			return c.cache.List(ctx, list, opts...)
+		}
+	}
+	return c.Client.List(ctx, list, opts...)
 }
 
 // keptLabels are the labels an unsealed object of an owned type keeps:

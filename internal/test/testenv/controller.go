@@ -49,6 +49,13 @@ func (e *Env) StartController(ctx context.Context, types engine.Types,
 			return engine.GuardCache(c), err
 		},
 		Client: engine.ClientOptions(),
+		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
+			c, err := client.New(config, options)
+			if err != nil {
+				return nil, err
+			}
+			return engine.MetadataFromCache(c, options), nil
+		},
 	})
 	if err != nil {
 		return nil, err
