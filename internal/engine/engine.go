@@ -270,6 +270,7 @@ type Engine struct {
 	Proof *proof.Keyring
 
 	refused refusals
+	made    made
 }
 
 // Result says what Apply did.
@@ -528,6 +529,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 				return key, unchanged, nil, fmt.Errorf("reading the created %s", key)
 			}
 			e.refused.forget(refusal)
+			e.made.add(written.GetUID(), gk, client.ObjectKeyFromObject(written), bind, time.Now())
 			seals.start(e.sealNew(ctx, owner, obj, gk, written, bind, key, true))
 			return key, created, written, nil
 		}
@@ -1009,7 +1011,14 @@ func (e *Engine) DeleteOwned(ctx context.Context, owner client.Object, types []c
 				continue
 			}
 			log.Info("Deleting obsolete owned object", "object", key)
-			if err := e.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			// Only the object proven ours: the list is the cache's, and the
+			// name may hold another object by now.
+			uid := obj.GetUID()
+			err := e.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &uid})
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				continue // gone, or another object under the name since
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("deleting obsolete %s: %w", key, err))
 				continue
 			}

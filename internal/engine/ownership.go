@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,6 +64,62 @@ const (
 	// have been written by anyone); see HandBack.
 	retainedBeforeSeals
 )
+
+// made remembers the objects this engine created, for madeMemory: the
+// API server's answer to a create (which fails on anything under the
+// name) gave each its UID, and the API server gives no other object that
+// UID. Until an object's seal is written and seen, that is the proof it is
+// the engine's — so what waits for a new object to be proven ours (the
+// API's create-and-wait, for a Workspace's Pod) does not wait for the
+// seal's round trip. Only this process knows it: another replica, or this
+// one restarted, goes by the seal.
+type made struct {
+	mu    sync.Mutex
+	byUID map[types.UID]madeObject
+}
+
+type madeObject struct {
+	gk   schema.GroupKind
+	key  client.ObjectKey
+	bind proof.Binding
+	at   time.Time
+}
+
+// madeMemory is how long a created object is remembered; its seal is
+// written right after the create.
+const madeMemory = unfinishedFor
+
+func (m *made) add(uid types.UID, gk schema.GroupKind, key client.ObjectKey, bind proof.Binding, now time.Time) {
+	if uid == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byUID == nil {
+		m.byUID = map[types.UID]madeObject{}
+	}
+	for u, o := range m.byUID {
+		if now.Sub(o.at) > madeMemory {
+			delete(m.byUID, u)
+		}
+	}
+	m.byUID[uid] = madeObject{gk: gk, key: key, bind: bind, at: now}
+}
+
+// binding is the binding the engine created the object of uid with, if
+// it did so within madeMemory as gk's key.
+func (m *made) binding(uid types.UID, gk schema.GroupKind, key client.ObjectKey, now time.Time) (proof.Binding, bool) {
+	if uid == "" {
+		return "", false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.byUID[uid]
+	if !ok || o.gk != gk || o.key != key || now.Sub(o.at) > madeMemory {
+		return "", false
+	}
+	return o.bind, true
+}
 
 // unfinishedFor is how young an object with only the pending mark must be
 // to be taken as one the operator created and did not get to seal.
@@ -184,7 +241,8 @@ const ProofFieldOwner = "kubeforge-proof"
 
 // Owns reports whether obj is proven to be owner's: sealed for owner's UID,
 // or, when the builder claimed it (Claim), for an identity owner's kind,
-// name and recorded owner make. Controllers use it for every object they
+// name and recorded owner make; or, before its seal is seen, created for
+// owner by this engine within madeMemory (made). Controllers use it for every object they
 // read by name or label before they rely on it; pruning deletes only what
 // it approves.
 func (e *Engine) Owns(owner, obj client.Object) bool {
@@ -198,8 +256,19 @@ func (e *Engine) Owns(owner, obj client.Object) bool {
 func (e *Engine) owns(gk schema.GroupKind, owner, obj client.Object) bool {
 	b, verdict := e.Proof.Check(sealed(gk, obj), obj.GetAnnotations()[proof.Annotation])
 	if verdict != proof.Sealed && verdict != proof.SealedWithOldKey {
-		return false
+		// Not sealed yet: the object this engine created a moment ago,
+		// by the UID the API server answered its create with.
+		var ok bool
+		if b, ok = e.made.binding(obj.GetUID(), gk, client.ObjectKeyFromObject(obj), time.Now()); !ok {
+			return false
+		}
 	}
+	return e.boundTo(owner, b)
+}
+
+// boundTo reports whether binding b (of a seal, or of an object this
+// engine created) is owner's: owned by it, or retained for it.
+func (e *Engine) boundTo(owner client.Object, b proof.Binding) bool {
 	if b == proof.Owner(string(owner.GetUID())) {
 		return true
 	}

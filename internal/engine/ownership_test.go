@@ -17,6 +17,7 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -167,6 +168,32 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(now.UID).NotTo(Equal(crashed.UID))
 		Expect(now.Data).To(Equal(map[string]string{"k": "v"}))
 		Expect(eng.Owns(owner, now)).To(BeTrue())
+	})
+
+	It("should know what it created before its seal is written by the UID the create was answered with, and nothing else under the name", func() {
+		owner := newOwner("unsealed-yet")
+		// A seal that does not arrive (refused here; slow on a busy API
+		// server): Apply reports it, the object stays with its pending mark.
+		slow := &engine.Engine{Client: noSealClient{counting}, Scheme: env.Scheme, Proof: env.Proof}
+		_, err := slow.Apply(ctx, owner, []client.Object{cm("unsealed-yet-a", map[string]string{"k": "v"})}, &corev1.ConfigMap{})
+		Expect(err).To(MatchError(ContainSubstring("no seal here")))
+		made := live("unsealed-yet-a")
+		_, verdict := env.Proof.Check(proof.Object{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: "default", Name: "unsealed-yet-a",
+			UID: string(made.UID)}, made.Annotations[proof.Annotation])
+		Expect(verdict).To(Equal(proof.Pending))
+		Expect(slow.Owns(owner, made)).To(BeTrue(), "the engine that created it knows its UID")
+		Expect(slow.Owns(newOwner("someone-else"), made)).To(BeFalse(), "created for its owner only")
+		Expect((&engine.Engine{Client: counting, Scheme: env.Scheme, Proof: env.Proof}).Owns(owner, made)).To(BeFalse(),
+			"another engine (a restart, another replica) goes by the seal")
+
+		// Replaced by someone with a copy of everything it carries: a new
+		// UID, which the engine never created.
+		Expect(env.Client.Delete(ctx, made)).To(Succeed())
+		planted := made.DeepCopy()
+		planted.ResourceVersion, planted.UID, planted.ManagedFields = "", "", nil
+		Expect(env.Client.Create(ctx, planted)).To(Succeed())
+		Expect(planted.UID).NotTo(Equal(made.UID))
+		Expect(slow.Owns(owner, planted)).To(BeFalse())
 	})
 
 	It("should make a create-only ConfigMap immutable, so that nobody can change what it relies on", func() {
@@ -360,6 +387,13 @@ func (p *plantingClient) plantOnce(ctx context.Context) {
 
 // vanishingReader deletes obj before its first read: what was under a
 // name is gone by the time the engine reads it.
+// noSealClient refuses every patch: the engine's seal never lands.
+type noSealClient struct{ client.Client }
+
+func (noSealClient) Patch(context.Context, client.Object, client.Patch, ...client.PatchOption) error {
+	return errors.New("no seal here")
+}
+
 type vanishingReader struct {
 	client.Reader
 	obj  client.Object
