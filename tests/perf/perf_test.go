@@ -232,6 +232,24 @@ func waitFor(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 	}
 }
 
+// settle waits until the manager has nothing queued and no reconcile
+// running, three polls in a row: a freshly started manager's first pass
+// over every object it finds (a full resync) is over, so a figure taken
+// next measures what users see of a running manager, not its start.
+func (e *env) settle(t *testing.T) {
+	t.Helper()
+	quiet := 0
+	waitFor(t, 5*time.Minute, "the manager to settle (nothing queued, no reconcile running)", func() bool {
+		m := e.metricsText()
+		if sum(m, "workqueue_depth", "") == 0 && sum(m, "controller_runtime_active_workers", "") == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		return quiet >= 3
+	})
+}
+
 func artifacts() string {
 	dir := *report
 	if dir == "" {

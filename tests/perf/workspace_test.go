@@ -130,6 +130,10 @@ func measureWorkspaces(t *testing.T, e *env, apiPort, n, parallel int) Workspace
 	token := strings.TrimSpace(run(t, kube, "kubectl", "create", "token", "portal", "-n", ns, "--audience", "kubeforge"))
 	pods, stop := watchPods(t, e.kubeconfig, ns)
 	defer stop()
+	// The manager was just restarted with its webhooks and API: its first
+	// pass over what the cluster holds (at N = 300, hundreds of owners)
+	// would otherwise share the cores with the first Workspaces.
+	e.settle(t)
 
 	insecure := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the manager's API certificate is self-signed here
 	conn, err := grpc.NewClient(fmt.Sprintf("127.0.0.1:%d", apiPort), grpc.WithTransportCredentials(credentials.NewTLS(insecure)))
