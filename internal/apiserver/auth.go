@@ -217,23 +217,83 @@ func (a *Auth) Authenticate(ctx context.Context, token, from string) (*User, err
 }
 
 // Authorize returns nil when RBAC lets the user do attrs, else a
-// *Forbidden with the reason.
+// *Forbidden with the reason. A named request is also allowed by an
+// answer that allows every name (reviewed at the same time, cached like
+// any answer).
 func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 	if attrs.Namespace != "" && a.Serves != nil && !a.Serves(attrs.Namespace) {
 		return newError(404, "NamespaceNotServed", "namespace %q is not one this kubeforge serves", attrs.Namespace)
 	}
-	// Every part of the user the review is asked for is in the key:
-	// answers for the same name with other groups or extra (a scope, a
-	// node binding) are other answers. fmt prints a map's keys sorted.
-	key := fmt.Sprintf("%s\x00%s\x00%q\x00%q\x00%+v", u.Name, u.UID, u.Groups, u.Extra, attrs)
 	now := a.now()
-	a.mu.Lock()
-	if c, ok := a.allowed[key]; ok && now.Before(c.expires) {
-		a.mu.Unlock()
-		return forbidden(c.v)
+	key := reviewKey(u, attrs)
+	if reason, ok := a.answer(key, now); ok {
+		return forbidden(reason)
 	}
-	a.mu.Unlock()
+	if attrs.Name == "" {
+		reason, err := a.review(ctx, u, attrs, key, now)
+		if err != nil {
+			return err
+		}
+		return forbidden(reason)
+	}
+	// A named request is allowed when every name is (a review without a
+	// name asks about all of them): once a caller's answer for the whole
+	// namespace is known to allow, a new name — each Workspace a
+	// create-and-wait makes — costs no review. Not known yet, both are
+	// asked at once, so that costs no time either.
+	all := attrs
+	all.Name = ""
+	allKey := reviewKey(u, all)
+	reason, known := a.answer(allKey, now)
+	if known && reason == "" {
+		return nil
+	}
+	allAnswer := make(chan string, 1)
+	if !known {
+		go func() {
+			r, err := a.review(ctx, u, all, allKey, now)
+			if err != nil {
+				r = "not known"
+			}
+			allAnswer <- r
+		}()
+	} else {
+		allAnswer <- reason
+	}
+	named, err := a.review(ctx, u, attrs, key, now)
+	if r := <-allAnswer; r == "" {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return forbidden(named)
+}
 
+// reviewKey is the cache key of an answer: every part of the user the
+// review is asked for is in it (answers for the same name with other
+// groups or extra, a scope or a node binding, are other answers; fmt
+// prints a map's keys sorted), and every attribute, each by name —
+// Attributes' String leaves out the object's name, so a key made with it
+// answered a request for one name from the answer for another.
+func reviewKey(u *User, attrs Attributes) string {
+	return fmt.Sprintf("%s\x00%s\x00%q\x00%q\x00%q", u.Name, u.UID, u.Groups, u.Extra,
+		[]string{attrs.Verb, attrs.Group, attrs.Resource, attrs.Subresource, attrs.Namespace, attrs.Name})
+}
+
+// answer is the cached answer for key: "" allowed, else why not.
+func (a *Auth) answer(key string, now time.Time) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.allowed[key]; ok && now.Before(c.expires) {
+		return c.v, true
+	}
+	return "", false
+}
+
+// review asks the API server whether u may do attrs, and caches the answer
+// under key.
+func (a *Auth) review(ctx context.Context, u *User, attrs Attributes, key string, now time.Time) (string, error) {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
@@ -242,7 +302,7 @@ func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 		},
 	}}
 	if err := a.Client.Create(ctx, sar); err != nil {
-		return fmt.Errorf("reviewing access: %w", err)
+		return "", fmt.Errorf("reviewing access: %w", err)
 	}
 	reason := ""
 	if !sar.Status.Allowed {
@@ -258,7 +318,7 @@ func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 	prune(a.allowed, now)
 	a.allowed[key] = cached[string]{v: reason, expires: now.Add(a.TTL)}
 	a.mu.Unlock()
-	return forbidden(reason)
+	return reason, nil
 }
 
 func (a *Auth) now() time.Time {

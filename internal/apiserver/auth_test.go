@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -154,15 +155,56 @@ func TestAFullLimiterTableRefusesNewAddressesAndForgetsNoSpentBudget(t *testing.
 // reviewing is a client whose SubjectAccessReviews are answered by allow,
 // counted in reviews.
 func reviewing(reviews *int, allow func(*authorizationv1.SubjectAccessReview) bool) client.Client {
+	var mu sync.Mutex // a named request's two reviews are asked at once
 	return fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
 			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
+				mu.Lock()
+				defer mu.Unlock()
 				*reviews++
 				sar.Status.Allowed = allow(sar)
 			}
 			return nil
 		},
 	}).Build()
+}
+
+// A named request is allowed by an answer for every name: the first one
+// asks both at once, the next names ask nothing while that answer is
+// cached. A caller allowed only some names is asked about each, and
+// refused the others with the named answer's reason.
+func TestAuthorizeTakesAnAnswerForEveryName(t *testing.T) {
+	reviews := 0
+	c := reviewing(&reviews, func(sar *authorizationv1.SubjectAccessReview) bool {
+		switch sar.Spec.User {
+		case "alice": // a Role without resourceNames
+			return true
+		default: // bob: a Role naming "bob" only
+			return sar.Spec.ResourceAttributes.Name == "bob"
+		}
+	})
+	a := &Auth{Client: c, TTL: time.Minute}
+	ctx := context.Background()
+	attrs := func(name string) Attributes {
+		return Attributes{Verb: "get", Group: "ide.kubeforge.io", Resource: "workspaces", Namespace: "team-a", Name: name}
+	}
+	alice, bob := &User{Name: "alice"}, &User{Name: "bob"}
+	if err := a.Authorize(ctx, alice, attrs("w-1")); err != nil || reviews != 2 {
+		t.Fatalf("alice's first name: %v after %d reviews (want allowed after 2: the name, and every name)", err, reviews)
+	}
+	for _, name := range []string{"w-2", "w-3"} {
+		if err := a.Authorize(ctx, alice, attrs(name)); err != nil || reviews != 2 {
+			t.Fatalf("alice's %s: %v after %d reviews (want allowed, no new review)", name, err, reviews)
+		}
+	}
+	if err := a.Authorize(ctx, bob, attrs("bob")); err != nil || reviews != 4 {
+		t.Fatalf("bob's own: %v after %d reviews (want allowed after 2 more)", err, reviews)
+	}
+	err := a.Authorize(ctx, bob, attrs("alice"))
+	var f *Forbidden
+	if !errors.As(err, &f) || !strings.Contains(f.Reason, "bob may not get workspaces.ide.kubeforge.io") || reviews != 5 {
+		t.Fatalf("bob's other name: %v after %d reviews (want refused after 1 more: every name's refusal is cached)", err, reviews)
+	}
 }
 
 // A cached answer is for the whole user the review was asked for: the same
@@ -186,8 +228,8 @@ func TestAuthorizeCachesPerUserExtra(t *testing.T) {
 	if err := a.Authorize(ctx, scoped, attrs); err == nil {
 		t.Fatal("the scoped user was answered from the full user's cached answer")
 	}
-	if err := a.Authorize(ctx, full, attrs); err != nil || reviews != 2 {
-		t.Fatalf("the full user again: %v, %d reviews (want 2: one per user)", err, reviews)
+	if err := a.Authorize(ctx, full, attrs); err != nil || reviews != 4 {
+		t.Fatalf("the full user again: %v, %d reviews (want 4: the name and every name, per user)", err, reviews)
 	}
 }
 
@@ -209,7 +251,7 @@ func TestAuthorizeRefusesNamespacesNotServed(t *testing.T) {
 		t.Fatalf("%d reviews asked for a namespace not served", reviews)
 	}
 	attrs.Namespace = "team-a"
-	if err := a.Authorize(context.Background(), u, attrs); err != nil || reviews != 1 {
-		t.Fatalf("team-a: %v, %d reviews (want allowed after one)", err, reviews)
+	if err := a.Authorize(context.Background(), u, attrs); err != nil || reviews != 2 {
+		t.Fatalf("team-a: %v, %d reviews (want allowed after two: the name, and every name)", err, reviews)
 	}
 }
