@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -216,10 +217,29 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 	if ok, seen := a.answers[attrs]; seen {
 		return ok
 	}
-	if a.cache.lookup(a.user, attrs) {
+	if ok, refresh := a.cache.lookup(a.user, attrs); ok {
 		a.answers[attrs] = true
+		if refresh {
+			// Not on this request's path: the request ends before the
+			// answer may come.
+			go a.refresh(attrs)
+		}
 		return true
 	}
+	allowed, err := a.review(ctx, attrs)
+	if err != nil {
+		a.failed = err
+		return false
+	}
+	a.answers[attrs] = allowed
+	if allowed {
+		a.cache.keep(a.user, attrs)
+	}
+	return allowed
+}
+
+// review asks the API server whether the requester may do attrs.
+func (a *asker) review(ctx context.Context, attrs authorizationv1.ResourceAttributes) (bool, error) {
 	extra := map[string]authorizationv1.ExtraValue{}
 	for k, v := range a.user.Extra {
 		extra[k] = authorizationv1.ExtraValue(v)
@@ -228,15 +248,27 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 		User: a.user.Username, Groups: a.user.Groups, UID: a.user.UID, Extra: extra, ResourceAttributes: &attrs,
 	}}
 	if err := a.reviews.Create(ctx, sar); err != nil {
-		a.failed = err
-		return false
+		return false, err
 	}
-	a.answers[attrs] = sar.Status.Allowed
-	if sar.Status.Allowed {
-		a.cache.keep(a.user, attrs)
-	}
-	return sar.Status.Allowed
+	return sar.Status.Allowed, nil
 }
+
+// refresh asks again about a kept answer and keeps or forgets it.
+func (a *asker) refresh(attrs authorizationv1.ResourceAttributes) {
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	switch allowed, err := a.review(ctx, attrs); {
+	case err != nil:
+		a.cache.refreshed(a.user, attrs)
+	case allowed:
+		a.cache.keep(a.user, attrs)
+	default:
+		a.cache.forget(a.user, attrs)
+	}
+}
+
+// refreshTimeout bounds a background review.
+const refreshTimeout = 10 * time.Second
 
 // need refuses p unless the requester may do attrs in the namespace;
 // what completes "<user> may not ...".

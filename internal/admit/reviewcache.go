@@ -38,20 +38,27 @@ const DefaultReviewCacheTTL = 10 * time.Second
 // requester is all the API server authenticated: name, UID, groups and
 // extra, so two requests share an answer only when the API server would
 // have authorised them as one.
+//
+// An answer past half its TTL that is used again is asked again in the
+// background (lookup's refresh), once: the allowed answer renews it, a
+// refusal forgets it. So a requester who keeps using kubeforge does not
+// wait for a review every TTL on the request's path, and an answer is
+// still never used once it is a TTL old.
 type reviewCache struct {
 	ttl time.Duration
 	max int
 	now func() time.Time
 
-	mu      sync.Mutex
-	allowed map[[32]byte]time.Time // until when
+	mu         sync.Mutex
+	allowed    map[[32]byte]time.Time // until when
+	refreshing map[[32]byte]bool
 }
 
 func newReviewCache(ttl time.Duration) *reviewCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &reviewCache{ttl: ttl, max: 10000, now: time.Now, allowed: map[[32]byte]time.Time{}}
+	return &reviewCache{ttl: ttl, max: 10000, now: time.Now, allowed: map[[32]byte]time.Time{}, refreshing: map[[32]byte]bool{}}
 }
 
 // key digests user and attrs; every field is written with its length, so
@@ -98,22 +105,54 @@ func reviewKey(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAtt
 	return k
 }
 
-// lookup reports whether an allowed answer for the question is kept.
-func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) bool {
+// lookup reports whether an allowed answer for the question is kept, and
+// whether the caller is to ask it again in the background (the answer is
+// past half its TTL, and nobody is asking yet) and then keep or forget it.
+func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (allowed, refresh bool) {
 	if c == nil {
-		return false
+		return false, false
+	}
+	k := reviewKey(user, attrs)
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.allowed[k]
+	if ok && now.Before(until) {
+		if until.Sub(now) < c.ttl/2 && !c.refreshing[k] {
+			c.refreshing[k] = true
+			return true, true
+		}
+		return true, false
+	}
+	if ok {
+		delete(c.allowed, k)
+		delete(c.refreshing, k)
+	}
+	return false, false
+}
+
+// forget drops the answer for the question: asked again, it was refused.
+func (c *reviewCache) forget(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) {
+	if c == nil {
+		return
 	}
 	k := reviewKey(user, attrs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	until, ok := c.allowed[k]
-	if ok && c.now().Before(until) {
-		return true
+	delete(c.allowed, k)
+	delete(c.refreshing, k)
+}
+
+// refreshed ends a background ask that got no answer: the kept answer
+// stands until its TTL, and the next use past half of it asks again.
+func (c *reviewCache) refreshed(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) {
+	if c == nil {
+		return
 	}
-	if ok {
-		delete(c.allowed, k)
-	}
-	return false
+	k := reviewKey(user, attrs)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.refreshing, k)
 }
 
 // keep records an allowed answer.
@@ -134,6 +173,12 @@ func (c *reviewCache) keep(user authenticationv1.UserInfo, attrs authorizationv1
 		if len(c.allowed) >= c.max {
 			clear(c.allowed) // all still fresh: start over rather than grow
 		}
+		for k := range c.refreshing {
+			if _, ok := c.allowed[k]; !ok {
+				delete(c.refreshing, k)
+			}
+		}
 	}
 	c.allowed[k] = now.Add(c.ttl)
+	delete(c.refreshing, k)
 }

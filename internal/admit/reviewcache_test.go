@@ -15,11 +15,18 @@
 package admit
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/kubeforge/kubeforge/internal/scheme"
 )
 
 func TestReviewCacheKeepsAnAllowedAnswerForItsRequesterAndQuestionUntilTheTTL(t *testing.T) {
@@ -30,16 +37,16 @@ func TestReviewCacheKeepsAnAllowedAnswerForItsRequesterAndQuestionUntilTheTTL(t 
 		Extra: map[string]authenticationv1.ExtraValue{"scopes": {"x"}}}
 	get := authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "get", Resource: "secrets", Name: "token"}
 
-	if c.lookup(alice, get) {
+	if allowed(c, alice, get) {
 		t.Fatal("an answer nobody kept was found")
 	}
 	c.keep(alice, get)
-	if !c.lookup(alice, get) {
+	if !allowed(c, alice, get) {
 		t.Fatal("the kept answer was not found")
 	}
 	reordered := alice
 	reordered.Groups = []string{"b", "a"}
-	if !c.lookup(reordered, get) {
+	if !allowed(c, reordered, get) {
 		t.Error("the same groups in another order are the same requester")
 	}
 	for name, other := range map[string]authenticationv1.UserInfo{
@@ -50,7 +57,7 @@ func TestReviewCacheKeepsAnAllowedAnswerForItsRequesterAndQuestionUntilTheTTL(t 
 		"no extra":      {Username: "alice", UID: "1", Groups: alice.Groups},
 		"groups joined": {Username: "alice", UID: "1", Groups: []string{"ab"}, Extra: alice.Extra},
 	} {
-		if c.lookup(other, get) {
+		if allowed(c, other, get) {
 			t.Errorf("%s shares alice's answer", name)
 		}
 	}
@@ -60,15 +67,111 @@ func TestReviewCacheKeepsAnAllowedAnswerForItsRequesterAndQuestionUntilTheTTL(t 
 		"another verb":      {Namespace: "ns", Verb: "list", Resource: "secrets", Name: "token"},
 		"another resource":  {Namespace: "ns", Verb: "get", Resource: "configmaps", Name: "token"},
 	} {
-		if c.lookup(alice, attrs) {
+		if allowed(c, alice, attrs) {
 			t.Errorf("%s shares the answer", name)
 		}
 	}
 	now = now.Add(10 * time.Second)
-	if c.lookup(alice, get) {
+	if allowed(c, alice, get) {
 		t.Error("the answer outlived its TTL")
 	}
-	if newReviewCache(0) != nil || newReviewCache(0).lookup(alice, get) {
+	if newReviewCache(0) != nil || allowed(newReviewCache(0), alice, get) {
 		t.Error("a TTL of 0 keeps answers")
+	}
+}
+
+// allowed is lookup's first answer.
+func allowed(c *reviewCache, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) bool {
+	ok, _ := c.lookup(user, attrs)
+	return ok
+}
+
+func TestReviewCacheAsksOnceToRefreshAnAnswerPastHalfItsTTLAndNeverUsesOneOlderThanIt(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := newReviewCache(10 * time.Second)
+	c.now = func() time.Time { return now }
+	alice := authenticationv1.UserInfo{Username: "alice"}
+	get := authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "get", Resource: "secrets", Name: "token"}
+	check := func(when string, wantAllowed, wantRefresh bool) {
+		t.Helper()
+		if ok, refresh := c.lookup(alice, get); ok != wantAllowed || refresh != wantRefresh {
+			t.Fatalf("%s: allowed %v, refresh %v; want %v, %v", when, ok, refresh, wantAllowed, wantRefresh)
+		}
+	}
+	c.keep(alice, get)
+	now = now.Add(4 * time.Second)
+	check("4 s after", true, false)
+	now = now.Add(2 * time.Second)
+	check("6 s after", true, true)
+	check("6 s after, asked again while the refresh runs", true, false)
+	now = now.Add(5 * time.Second)
+	check("11 s after, the refresh never answered", false, false)
+
+	// Renewed by the refresh's allowed answer.
+	c.keep(alice, get)
+	now = now.Add(6 * time.Second)
+	check("6 s after the second answer", true, true)
+	c.keep(alice, get)
+	now = now.Add(9 * time.Second)
+	check("9 s after the renewal", true, true)
+
+	// The refresh got no answer: the kept answer stands until its TTL, and
+	// the next use asks again.
+	c.refreshed(alice, get)
+	check("after a refresh without an answer", true, true)
+
+	// Refused when asked again: forgotten at once.
+	c.forget(alice, get)
+	check("after a refusal", false, false)
+}
+
+// A right taken away while its answer is kept: the request past half the
+// TTL is still answered from the cache, its background review learns of
+// the refusal, and the next request is refused.
+func TestAskerForgetsAKeptAnswerItsRefreshRefuses(t *testing.T) {
+	var mu sync.Mutex
+	allow, reviews := true, 0
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			mu.Lock()
+			defer mu.Unlock()
+			reviews++
+			obj.(*authorizationv1.SubjectAccessReview).Status.Allowed = allow
+			return nil
+		},
+	}).Build()
+	now := time.Unix(1000, 0)
+	cache := newReviewCache(10 * time.Second)
+	cache.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	alice := authenticationv1.UserInfo{Username: "alice"}
+	get := authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Name: "token"}
+	ask := func() bool {
+		a := &asker{reviews: c, cache: cache, user: alice, ns: "ns", answers: map[authorizationv1.ResourceAttributes]bool{}}
+		return a.allowed(context.Background(), get)
+	}
+	if !ask() || reviews != 1 {
+		t.Fatalf("first: want allowed after 1 review, got %d reviews", reviews)
+	}
+	mu.Lock()
+	allow, now = false, now.Add(6*time.Second)
+	mu.Unlock()
+	if !ask() {
+		t.Fatal("past half the TTL: want the kept answer")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := reviews
+		mu.Unlock()
+		if ok, _ := cache.lookup(alice, get); !ok && n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background review did not forget the answer (%d reviews)", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ask() {
+		t.Fatal("after the refusal: want refused")
 	}
 }
