@@ -26,6 +26,7 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -154,7 +155,10 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 		}
 		if why != "" {
 			log.Info("Deleting the IDE's Pod to replace it", "reason", why)
-			if err := r.Client.Delete(ctx, pod); client.IgnoreNotFound(err) != nil {
+			// The Pod proven ours, by its UID: never one made under the
+			// name since the cache saw it.
+			err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return o, res, fmt.Errorf("deleting Pod %s to replace it: %w", pod.Name, err)
 			}
 			r.Engine.Event(ws, "Restarting", "Delete", "Replacing Pod %s: %s", pod.Name, why)

@@ -256,10 +256,13 @@ func (e *Engine) Owns(owner, obj client.Object) bool {
 func (e *Engine) owns(gk schema.GroupKind, owner, obj client.Object) bool {
 	b, verdict := e.Proof.Check(sealed(gk, obj), obj.GetAnnotations()[proof.Annotation])
 	if verdict != proof.Sealed && verdict != proof.SealedWithOldKey {
-		// Not sealed yet: the object this engine created a moment ago,
-		// by the UID the API server answered its create with.
-		var ok bool
-		if b, ok = e.made.binding(obj.GetUID(), gk, client.ObjectKeyFromObject(obj), time.Now()); !ok {
+		// Not sealed yet: the object this engine created a moment ago, by
+		// the UID the API server answered its create with — and only as
+		// the create left it, with its pending mark for that binding. A
+		// copy without it (the cache keeps an unsealed object's metadata
+		// only) shows nothing a caller could rely on.
+		made, ok := e.made.binding(obj.GetUID(), gk, client.ObjectKeyFromObject(obj), time.Now())
+		if !ok || verdict != proof.Pending || b != made {
 			return false
 		}
 	}

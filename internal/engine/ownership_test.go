@@ -185,6 +185,12 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(slow.Owns(newOwner("someone-else"), made)).To(BeFalse(), "created for its owner only")
 		Expect((&engine.Engine{Client: counting, Scheme: env.Scheme, Proof: env.Proof}).Owns(owner, made)).To(BeFalse(),
 			"another engine (a restart, another replica) goes by the seal")
+		// What the cache holds of an unsealed object: its metadata without
+		// annotations. Nothing in it can be relied on (a Pod's spec hash),
+		// so it is not taken as the engine's, UID or not.
+		stripped := made.DeepCopy()
+		stripped.Annotations, stripped.Data = nil, nil
+		Expect(slow.Owns(owner, stripped)).To(BeFalse(), "a copy without its pending mark")
 
 		// Replaced by someone with a copy of everything it carries: a new
 		// UID, which the engine never created.
