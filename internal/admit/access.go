@@ -226,6 +226,7 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 		}
 		return true
 	}
+	asked := a.cache.clock()
 	allowed, err := a.review(ctx, attrs)
 	if err != nil {
 		a.failed = err
@@ -233,7 +234,9 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 	}
 	a.answers[attrs] = allowed
 	if allowed {
-		a.cache.keep(a.user, attrs)
+		a.cache.keep(a.user, attrs, asked)
+	} else {
+		a.cache.forget(a.user, attrs)
 	}
 	return allowed
 }
@@ -257,14 +260,8 @@ func (a *asker) review(ctx context.Context, attrs authorizationv1.ResourceAttrib
 func (a *asker) refresh(attrs authorizationv1.ResourceAttributes) {
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
-	switch allowed, err := a.review(ctx, attrs); {
-	case err != nil:
-		a.cache.refreshed(a.user, attrs)
-	case allowed:
-		a.cache.keep(a.user, attrs)
-	default:
-		a.cache.forget(a.user, attrs)
-	}
+	allowed, err := a.review(ctx, attrs)
+	a.cache.refreshed(a.user, attrs, allowed, err == nil)
 }
 
 // refreshTimeout bounds a background review.

@@ -40,10 +40,10 @@ const DefaultReviewCacheTTL = 10 * time.Second
 // have authorised them as one.
 //
 // An answer past half its TTL that is used again is asked again in the
-// background (lookup's refresh), once: the allowed answer renews it, a
-// refusal forgets it. So a requester who keeps using kubeforge does not
-// wait for a review every TTL on the request's path, and an answer is
-// still never used once it is a TTL old.
+// background (lookup's refresh), once: allowed, it is kept a TTL from when
+// it was asked; refused, it is dropped. So a requester who keeps using
+// kubeforge does not wait for a review every TTL on the request's path,
+// and no answer is used once a TTL has passed since it was asked.
 type reviewCache struct {
 	ttl time.Duration
 	max int
@@ -51,14 +51,14 @@ type reviewCache struct {
 
 	mu         sync.Mutex
 	allowed    map[[32]byte]time.Time // until when
-	refreshing map[[32]byte]bool
+	refreshing map[[32]byte]time.Time // asked when
 }
 
 func newReviewCache(ttl time.Duration) *reviewCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &reviewCache{ttl: ttl, max: 10000, now: time.Now, allowed: map[[32]byte]time.Time{}, refreshing: map[[32]byte]bool{}}
+	return &reviewCache{ttl: ttl, max: 10000, now: time.Now, allowed: map[[32]byte]time.Time{}, refreshing: map[[32]byte]time.Time{}}
 }
 
 // key digests user and attrs; every field is written with its length, so
@@ -118,8 +118,8 @@ func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorization
 	defer c.mu.Unlock()
 	until, ok := c.allowed[k]
 	if ok && now.Before(until) {
-		if until.Sub(now) < c.ttl/2 && !c.refreshing[k] {
-			c.refreshing[k] = true
+		if _, asking := c.refreshing[k]; !asking && until.Sub(now) < c.ttl/2 {
+			c.refreshing[k] = now
 			return true, true
 		}
 		return true, false
@@ -131,7 +131,8 @@ func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorization
 	return false, false
 }
 
-// forget drops the answer for the question: asked again, it was refused.
+// forget drops the answer for the question, and whatever a background
+// review asked before brings: it was refused since.
 func (c *reviewCache) forget(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) {
 	if c == nil {
 		return
@@ -143,20 +144,41 @@ func (c *reviewCache) forget(user authenticationv1.UserInfo, attrs authorization
 	delete(c.refreshing, k)
 }
 
-// refreshed ends a background ask that got no answer: the kept answer
-// stands until its TTL, and the next use past half of it asks again.
-func (c *reviewCache) refreshed(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) {
+// refreshed takes the answer of the background review lookup asked for
+// (answered false: the review failed, and the kept answer stands until its
+// TTL). Allowed keeps it a TTL from when the review was asked; refused
+// drops it. An answer for what is no longer kept — expired, or refused on
+// a request's path meanwhile — is dropped: a late answer never brings back
+// what was taken away.
+func (c *reviewCache) refreshed(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, allowed, answered bool) {
 	if c == nil {
 		return
 	}
 	k := reviewKey(user, attrs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	asked, asking := c.refreshing[k]
 	delete(c.refreshing, k)
+	if _, kept := c.allowed[k]; !asking || !kept || !answered {
+		return
+	}
+	if allowed {
+		c.allowed[k] = asked.Add(c.ttl)
+	} else {
+		delete(c.allowed, k)
+	}
 }
 
-// keep records an allowed answer.
-func (c *reviewCache) keep(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) {
+// now is the cache's clock (time.Now for a nil cache).
+func (c *reviewCache) clock() time.Time {
+	if c == nil {
+		return time.Now()
+	}
+	return c.now()
+}
+
+// keep records an allowed answer to a review asked at asked.
+func (c *reviewCache) keep(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, asked time.Time) {
 	if c == nil {
 		return
 	}
@@ -179,6 +201,6 @@ func (c *reviewCache) keep(user authenticationv1.UserInfo, attrs authorizationv1
 			}
 		}
 	}
-	c.allowed[k] = now.Add(c.ttl)
+	c.allowed[k] = asked.Add(c.ttl)
 	delete(c.refreshing, k)
 }

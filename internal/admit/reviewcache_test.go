@@ -40,7 +40,7 @@ func TestReviewCacheKeepsAnAllowedAnswerForItsRequesterAndQuestionUntilTheTTL(t 
 	if allowed(c, alice, get) {
 		t.Fatal("an answer nobody kept was found")
 	}
-	c.keep(alice, get)
+	c.keep(alice, get, now)
 	if !allowed(c, alice, get) {
 		t.Fatal("the kept answer was not found")
 	}
@@ -98,7 +98,7 @@ func TestReviewCacheAsksOnceToRefreshAnAnswerPastHalfItsTTLAndNeverUsesOneOlderT
 			t.Fatalf("%s: allowed %v, refresh %v; want %v, %v", when, ok, refresh, wantAllowed, wantRefresh)
 		}
 	}
-	c.keep(alice, get)
+	c.keep(alice, get, now)
 	now = now.Add(4 * time.Second)
 	check("4 s after", true, false)
 	now = now.Add(2 * time.Second)
@@ -107,22 +107,68 @@ func TestReviewCacheAsksOnceToRefreshAnAnswerPastHalfItsTTLAndNeverUsesOneOlderT
 	now = now.Add(5 * time.Second)
 	check("11 s after, the refresh never answered", false, false)
 
-	// Renewed by the refresh's allowed answer.
-	c.keep(alice, get)
+	// The refresh's allowed answer keeps it a TTL from when it was asked.
+	c.keep(alice, get, now)
 	now = now.Add(6 * time.Second)
 	check("6 s after the second answer", true, true)
-	c.keep(alice, get)
-	now = now.Add(9 * time.Second)
-	check("9 s after the renewal", true, true)
+	now = now.Add(3 * time.Second)
+	c.refreshed(alice, get, true, true)
+	now = now.Add(6 * time.Second)
+	check("9 s after the refresh was asked", true, true)
+	now = now.Add(2 * time.Second)
+	check("11 s after the refresh was asked, though answered 3 s later", false, false)
 
-	// The refresh got no answer: the kept answer stands until its TTL, and
-	// the next use asks again.
-	c.refreshed(alice, get)
+	// A refresh without an answer: the kept answer stands until its TTL,
+	// and the next use asks again.
+	c.keep(alice, get, now)
+	now = now.Add(6 * time.Second)
+	check("6 s after a third answer", true, true)
+	c.refreshed(alice, get, false, false)
 	check("after a refresh without an answer", true, true)
 
-	// Refused when asked again: forgotten at once.
-	c.forget(alice, get)
+	// Refused when asked again: dropped at once.
+	c.refreshed(alice, get, false, true)
 	check("after a refusal", false, false)
+}
+
+// A refresh's late answer never brings back a right taken away since:
+// not once the kept answer expired, not after a refusal on a request's
+// path.
+func TestReviewCacheDropsALateRefreshForWhatIsNoLongerKept(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := newReviewCache(10 * time.Second)
+	c.now = func() time.Time { return now }
+	alice := authenticationv1.UserInfo{Username: "alice"}
+	get := authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "get", Resource: "secrets", Name: "token"}
+	c.keep(alice, get, now)
+	now = now.Add(6 * time.Second)
+	if _, refresh := c.lookup(alice, get); !refresh {
+		t.Fatal("6 s after: want a refresh")
+	}
+	// The right is taken away; the answer expires; a request's own review
+	// is refused.
+	now = now.Add(5 * time.Second)
+	if allowed(c, alice, get) {
+		t.Fatal("11 s after: the answer is a TTL old")
+	}
+	c.forget(alice, get)
+	// The refresh asked at 6 s answers allowed at 15 s.
+	now = now.Add(4 * time.Second)
+	c.refreshed(alice, get, true, true)
+	if allowed(c, alice, get) {
+		t.Fatal("the late refresh brought back a right refused since")
+	}
+
+	// Expired without a refusal in between: dropped all the same.
+	c.keep(alice, get, now)
+	now = now.Add(6 * time.Second)
+	c.lookup(alice, get)
+	now = now.Add(5 * time.Second)
+	c.lookup(alice, get) // expired, dropped
+	c.refreshed(alice, get, true, true)
+	if allowed(c, alice, get) {
+		t.Fatal("a refresh answered after its answer expired brought it back")
+	}
 }
 
 // A right taken away while its answer is kept: the request past half the
