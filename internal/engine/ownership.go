@@ -299,29 +299,30 @@ func (e *Engine) Proven(gk schema.GroupKind, obj metav1.Object) bool {
 // exists but is not owner's is reported as not found: callers never rely
 // on it, and Apply reports the conflict.
 func (e *Engine) GetOwned(ctx context.Context, owner client.Object, key client.ObjectKey, obj client.Object) (bool, error) {
+	return e.getOwned(ctx, owner, key, obj, false)
+}
+
+// OwnedInCache is GetOwned for a look whose miss costs nothing (the object
+// is applied right after, which asks the API server before creating
+// anything), on the path where a round trip is what a user waits for: an
+// object the cache has not seen is taken as absent, without asking the API
+// server. A cached copy that is not proven is still read again from the
+// API server, as GetOwned does: the cache keeps only the metadata of an
+// object it has not seen sealed, so that copy says nothing of its content
+// (an IDE's Pod made for an older spec looks like one made for this one).
+func (e *Engine) OwnedInCache(ctx context.Context, owner client.Object, key client.ObjectKey, obj client.Object) (bool, error) {
+	return e.getOwned(ctx, owner, key, obj, true)
+}
+
+func (e *Engine) getOwned(ctx context.Context, owner client.Object, key client.ObjectKey, obj client.Object, missIsAbsent bool) (bool, error) {
 	if err := e.Client.Get(ctx, key, obj); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return false, err
+		if !apierrors.IsNotFound(err) || missIsAbsent {
+			return false, client.IgnoreNotFound(err)
 		}
 	} else if e.Owns(owner, obj) {
 		return true, nil
 	}
 	if err := e.reader().Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return false, err
-	}
-	return e.Owns(owner, obj), nil
-}
-
-// OwnedInCache is GetOwned from the cache alone, without the API server:
-// for a look whose miss costs nothing (the object is applied right after,
-// which asks the API server before creating anything), on the path where a
-// round trip is what a user waits for. It misses an object made a moment
-// ago that the cache has not seen yet.
-func (e *Engine) OwnedInCache(ctx context.Context, owner client.Object, key client.ObjectKey, obj client.Object) (bool, error) {
-	if err := e.Client.Get(ctx, key, obj); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	return e.Owns(owner, obj), nil

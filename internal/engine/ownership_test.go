@@ -202,6 +202,25 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(slow.Owns(owner, planted)).To(BeFalse())
 	})
 
+	It("should read again from the API server an owned object whose cached copy is stripped, and take only a cache miss as absent", func() {
+		owner := newOwner("stripped")
+		_, err := eng.Apply(ctx, owner, []client.Object{cm("stripped-a", map[string]string{"k": "v"})}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+
+		// The cache keeps only the metadata of what it has not seen sealed.
+		stripping := &engine.Engine{Client: strippingClient{env.Client}, Reader: env.Client, Scheme: env.Scheme, Proof: env.Proof}
+		got := &corev1.ConfigMap{}
+		ours, err := stripping.OwnedInCache(ctx, owner, client.ObjectKey{Namespace: "default", Name: "stripped-a"}, got)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ours).To(BeTrue())
+		Expect(got.Data).To(HaveKeyWithValue("k", "v"), "the content, as the API server has it")
+
+		missing := &engine.Engine{Client: missingClient{env.Client}, Reader: env.Client, Scheme: env.Scheme, Proof: env.Proof}
+		ours, err = missing.OwnedInCache(ctx, owner, client.ObjectKey{Namespace: "default", Name: "stripped-a"}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ours).To(BeFalse(), "a cache miss is taken as absent, with no round trip")
+	})
+
 	It("should make a create-only ConfigMap immutable, so that nobody can change what it relies on", func() {
 		owner := newOwner("immutable")
 		c := cm("immutable-a", map[string]string{"run.sh": "install"})
@@ -391,8 +410,6 @@ func (p *plantingClient) plantOnce(ctx context.Context) {
 	}
 }
 
-// vanishingReader deletes obj before its first read: what was under a
-// name is gone by the time the engine reads it.
 // noSealClient refuses every patch: the engine's seal never lands.
 type noSealClient struct{ client.Client }
 
@@ -400,6 +417,30 @@ func (noSealClient) Patch(context.Context, client.Object, client.Patch, ...clien
 	return errors.New("no seal here")
 }
 
+// strippingClient reads as the cache does an object it has not seen
+// sealed: its metadata, without annotations, and none of its content.
+type strippingClient struct{ client.Client }
+
+func (s strippingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	full := &corev1.ConfigMap{}
+	if err := s.Client.Get(ctx, key, full, opts...); err != nil {
+		return err
+	}
+	out := obj.(*corev1.ConfigMap)
+	*out = corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: full.Name, Namespace: full.Namespace, UID: full.UID,
+		ResourceVersion: full.ResourceVersion, Labels: full.Labels, OwnerReferences: full.OwnerReferences}}
+	return nil
+}
+
+// missingClient reads as a cache that has not seen anything yet.
+type missingClient struct{ client.Client }
+
+func (missingClient) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
+}
+
+// vanishingReader deletes obj before its first read: what was under a
+// name is gone by the time the engine reads it.
 type vanishingReader struct {
 	client.Reader
 	obj  client.Object
