@@ -189,7 +189,9 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 // Secret does not exist yet (whoever's it is: the engine refuses to take
 // over one it does not own). Its existence is read from the cache's
 // metadata: a miss for one made a moment ago costs only a password never
-// used (the Secret is create-only: the engine does not change it).
+// used (the Secret is create-only: the engine does not change it), and a
+// hit for one deleted since never makes it empty (KeepOnly: the engine
+// does not create it from this; the next pass gives the password).
 func (r *Reconciler) authSecret(ctx context.Context, ws *idev1alpha1.Workspace) (*corev1.Secret, error) {
 	if ws.Spec.Auth.Mode != idev1alpha1.AuthPassword {
 		return nil, nil

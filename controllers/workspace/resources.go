@@ -137,10 +137,13 @@ func AuthSecret(ws *idev1alpha1.Workspace, exists bool, values func() (map[strin
 		ObjectMeta: objectMeta(ws, idev1alpha1.WorkspaceAuthSecretName(ws)),
 		Type:       corev1.SecretTypeOpaque,
 	}
-	engine.CreateOnly(sec)
 	if exists {
+		// Kept as it is, never created without its password (the caller's
+		// look may be older than a delete).
+		engine.KeepOnly(sec)
 		return sec, nil
 	}
+	engine.CreateOnly(sec)
 	data, err := values()
 	if err != nil {
 		return nil, err

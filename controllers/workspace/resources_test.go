@@ -167,12 +167,15 @@ func TestAuthSecretIsGeneratedOnlyWhenMissing(t *testing.T) {
 	if err != nil || calls != 0 || sec.Data != nil {
 		t.Fatalf("existing Secret: calls %d, data %v, err %v: want no new password", calls, sec.Data, err)
 	}
-	if sec.Annotations[engine.AnnotationCreateOnly] != "true" {
-		t.Error("the auth Secret must be create-only: its password is never rewritten")
+	if sec.Annotations[engine.AnnotationCreateOnly] != "true" || sec.Annotations[engine.AnnotationKeepOnly] != "true" {
+		t.Error("the auth Secret seen to exist must be kept only: never created without its password, never rewritten")
 	}
 	sec, err = AuthSecret(ws, false, values)
 	if err != nil || calls != 1 {
 		t.Fatalf("missing Secret: calls %d, err %v", calls, err)
+	}
+	if sec.Annotations[engine.AnnotationCreateOnly] != "true" || sec.Annotations[engine.AnnotationKeepOnly] != "" {
+		t.Error("a new auth Secret must be create-only, and created")
 	}
 	pw, hash := string(sec.Data[PasswordKey]), string(sec.Data[HashedPasswordKey])
 	if len(pw) != PasswordLength || !strings.HasPrefix(hash, "$argon2id$v=19$") || strings.Contains(hash, pw) {

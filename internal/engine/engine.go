@@ -109,6 +109,23 @@ func CreateOnly(obj client.Object) {
 	Immutable(obj)
 }
 
+// KeepOnly marks a desired create-only object whose content the caller
+// does not have — it saw the object exists and left the content out, as
+// for a Secret holding a password made once: the engine keeps it when it
+// is there and never creates it from this (that would make it empty for
+// good). An object found missing nonetheless (deleted since the caller
+// looked) is left missing; its delete brings the owner back, and the next
+// pass, which sees it missing, gives the content. The mark is never written.
+func KeepOnly(obj client.Object) {
+	CreateOnly(obj)
+	a := obj.GetAnnotations()
+	a[AnnotationKeepOnly] = "true"
+	obj.SetAnnotations(a)
+}
+
+// AnnotationKeepOnly on a desired object is KeepOnly's mark.
+const AnnotationKeepOnly = "kubeforge.io/keep-only"
+
 func isCreateOnly(obj client.Object) bool {
 	return obj.GetAnnotations()[AnnotationCreateOnly] == "true"
 }
@@ -494,6 +511,13 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	if err != nil {
 		return key, unchanged, nil, err
 	}
+	keepOnly := false
+	if md, _ := want["metadata"].(map[string]any); md != nil {
+		if an, _ := md["annotations"].(map[string]any); an != nil {
+			keepOnly = an[AnnotationKeepOnly] == "true"
+			delete(an, AnnotationKeepOnly)
+		}
+	}
 	hash, err := hashOf(want)
 	if err != nil {
 		return key, unchanged, nil, err
@@ -514,6 +538,10 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	}
 	if read.err != nil {
 		return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
+	}
+	if read.unproven && keepOnly {
+		log.V(1).Info("Not creating an object given without its content (KeepOnly)", "object", key)
+		return key, unchanged, nil, nil
 	}
 	if read.unproven {
 		// Not in the cache: create it, which fails on anything under the
@@ -640,6 +668,10 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		}
 		e.event(owner, obj, "Deleted", "Delete", "Deleted %s to make it anew", key)
 		exists = false
+	}
+	if !exists && keepOnly {
+		log.V(1).Info("Not creating an object given without its content (KeepOnly)", "object", key)
+		return key, unchanged, nil, nil
 	}
 	if !exists {
 		// Whom it is for, before the API server gives it a UID to seal.

@@ -221,6 +221,31 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(ours).To(BeFalse(), "a cache miss is taken as absent, with no round trip")
 	})
 
+	It("should never create an object given KeepOnly (without its content), keep it untouched when it exists, and never write the mark", func() {
+		owner := newOwner("keep")
+		counting.Reset()
+		_, err := eng.Apply(ctx, owner, []client.Object{keepOnly(cm("keep-a", nil))}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counting.Writes()).To(BeEmpty())
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "keep-a"}, &corev1.ConfigMap{}))).To(BeTrue(),
+			"made empty for good otherwise")
+
+		made := cm("keep-a", map[string]string{"password": "p"})
+		engine.CreateOnly(made)
+		_, err = eng.Apply(ctx, owner, []client.Object{made}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		counting.Reset()
+		res, err := eng.Apply(ctx, owner, []client.Object{keepOnly(cm("keep-a", nil))}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Unchanged).To(Equal([]string{"ConfigMap/keep-a"}))
+		Expect(counting.Writes()).To(BeEmpty())
+		got := live("keep-a")
+		Expect(got.Data).To(HaveKeyWithValue("password", "p"))
+		for k := range got.Annotations {
+			Expect(k).NotTo(ContainSubstring("keep-only"))
+		}
+	})
+
 	It("should make a create-only ConfigMap immutable, so that nobody can change what it relies on", func() {
 		owner := newOwner("immutable")
 		c := cm("immutable-a", map[string]string{"run.sh": "install"})
@@ -408,6 +433,11 @@ func (p *plantingClient) plantOnce(ctx context.Context) {
 		plant.SetUID("")
 		Expect(env.Client.Create(ctx, plant)).To(Succeed())
 	}
+}
+
+func keepOnly(obj client.Object) client.Object {
+	engine.KeepOnly(obj)
+	return obj
 }
 
 // noSealClient refuses every patch: the engine's seal never lands.
