@@ -236,11 +236,14 @@ func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 		}
 		return forbidden(reason)
 	}
-	// A named request is allowed when every name is (a review without a
-	// name asks about all of them): once a caller's answer for the whole
+	// A named request is allowed when every name is known to be (a review
+	// without a name asks about all of them, and RBAC allows that only
+	// when it allows each): once a caller's answer for the whole
 	// namespace is known to allow, a new name — each Workspace a
-	// create-and-wait makes — costs no review. Not known yet, both are
-	// asked at once, so that costs no time either.
+	// create-and-wait makes — costs no review. Not known yet, it is asked
+	// beside the named review, for the next name; the named answer decides
+	// this call (an authorizer in front of RBAC may refuse one name while
+	// allowing the namespace), the other only when the named review failed.
 	all := attrs
 	all.Name = ""
 	allKey := reviewKey(u, all)
@@ -261,13 +264,14 @@ func (a *Auth) Authorize(ctx context.Context, u *User, attrs Attributes) error {
 		allAnswer <- reason
 	}
 	named, err := a.review(ctx, u, attrs, key, now)
-	if r := <-allAnswer; r == "" {
+	everyName := <-allAnswer // asked with this call's context: waited for
+	if err == nil {
+		return forbidden(named)
+	}
+	if everyName == "" {
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	return forbidden(named)
+	return err
 }
 
 // reviewKey is the cache key of an answer: every part of the user the

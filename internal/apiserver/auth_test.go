@@ -207,6 +207,22 @@ func TestAuthorizeTakesAnAnswerForEveryName(t *testing.T) {
 	}
 }
 
+// The named answer decides a named call when both are asked: an authorizer
+// in front of RBAC may refuse one name while allowing the namespace.
+func TestAuthorizeLetsTheNamedAnswerDecideWhenBothAreAsked(t *testing.T) {
+	reviews := 0
+	c := reviewing(&reviews, func(sar *authorizationv1.SubjectAccessReview) bool {
+		return sar.Spec.ResourceAttributes.Name != "secret-one"
+	})
+	a := &Auth{Client: c, TTL: time.Minute}
+	attrs := Attributes{Verb: "get", Group: "ide.kubeforge.io", Resource: "workspaces", Namespace: "team-a", Name: "secret-one"}
+	err := a.Authorize(context.Background(), &User{Name: "carol"}, attrs)
+	var f *Forbidden
+	if !errors.As(err, &f) || reviews != 2 {
+		t.Fatalf("the refused name: %v after %d reviews (want refused after 2: the name, and every name)", err, reviews)
+	}
+}
+
 // A cached answer is for the whole user the review was asked for: the same
 // name and groups with other extra (a token scoped to less) is asked again,
 // not answered from the first one's cache.
