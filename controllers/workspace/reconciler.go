@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -216,11 +217,31 @@ func (r *Reconciler) rotateMigrated(ctx context.Context, ws *idev1alpha1.Workspa
 		return nil
 	}
 	logf.FromContext(ctx).Info("Rotating the password of a Workspace made before ownership proofs", "secret", name)
+	// Each by its UID as this apply (or, for a Pod of a stage not applied
+	// yet, the cache) saw it: never an object made under the name since.
 	for _, obj := range []client.Object{
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: name}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: ws.Name}},
 	} {
-		if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		kind := "Secret"
+		if _, ok := obj.(*corev1.Pod); ok {
+			kind = "Pod"
+		}
+		var uid types.UID
+		if live := applied.Live[kind+"/"+obj.GetName()]; live != nil {
+			uid = live.GetUID()
+		} else if kind == "Pod" {
+			pod := &corev1.Pod{}
+			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), pod); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("reading Pod %s to rotate the password: %w", obj.GetName(), err)
+			}
+			uid = pod.UID
+		}
+		if uid == "" {
+			continue
+		}
+		err := r.Client.Delete(ctx, obj, client.Preconditions{UID: ptr.To(uid)})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("deleting %s to rotate the password: %w", obj.GetName(), err)
 		}
 	}
