@@ -222,7 +222,7 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 		if refresh {
 			// Not on this request's path: the request ends before the
 			// answer may come.
-			go a.refresh(attrs)
+			go a.refresh(attrs, a.cache.clock())
 		}
 		return true
 	}
@@ -233,11 +233,7 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 		return false
 	}
 	a.answers[attrs] = allowed
-	if allowed {
-		a.cache.keep(a.user, attrs, asked)
-	} else {
-		a.cache.forget(a.user, attrs)
-	}
+	a.cache.answer(a.user, attrs, asked, allowed)
 	return allowed
 }
 
@@ -256,12 +252,12 @@ func (a *asker) review(ctx context.Context, attrs authorizationv1.ResourceAttrib
 	return sar.Status.Allowed, nil
 }
 
-// refresh asks again about a kept answer and keeps or forgets it.
-func (a *asker) refresh(attrs authorizationv1.ResourceAttributes) {
+// refresh asks again, at asked, about a kept answer.
+func (a *asker) refresh(attrs authorizationv1.ResourceAttributes, asked time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
 	defer cancel()
 	allowed, err := a.review(ctx, attrs)
-	a.cache.refreshed(a.user, attrs, allowed, err == nil)
+	a.cache.refreshed(a.user, attrs, asked, allowed, err == nil)
 }
 
 // refreshTimeout bounds a background review.

@@ -39,26 +39,39 @@ const DefaultReviewCacheTTL = 10 * time.Second
 // extra, so two requests share an answer only when the API server would
 // have authorised them as one.
 //
+// Every answer counts from when its review was asked, whenever it comes
+// back: an allowed one is used until a TTL after that, and a refusal drops
+// every allowed answer asked before it and turns away one asked before it
+// that comes back later. So answers coming back out of order — a slow
+// review, a background refresh — never bring back a right refused since,
+// and none is used once a TTL has passed since it was asked.
+//
 // An answer past half its TTL that is used again is asked again in the
-// background (lookup's refresh), once: allowed, it is kept a TTL from when
-// it was asked; refused, it is dropped. So a requester who keeps using
-// kubeforge does not wait for a review every TTL on the request's path,
-// and no answer is used once a TTL has passed since it was asked.
+// background (lookup's refresh), once at a time. So a requester who keeps
+// using kubeforge does not wait for a review every TTL on the request's
+// path.
 type reviewCache struct {
 	ttl time.Duration
 	max int
 	now func() time.Time
 
-	mu         sync.Mutex
-	allowed    map[[32]byte]time.Time // until when
-	refreshing map[[32]byte]time.Time // asked when
+	mu      sync.Mutex
+	entries map[[32]byte]*reviewEntry
+}
+
+// reviewEntry is what is known of one question: when the last allowed
+// answer kept and the last refusal were asked (zero: none), and whether a
+// background review is under way.
+type reviewEntry struct {
+	allowedAt, refusedAt time.Time
+	refreshing           bool
 }
 
 func newReviewCache(ttl time.Duration) *reviewCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &reviewCache{ttl: ttl, max: 10000, now: time.Now, allowed: map[[32]byte]time.Time{}, refreshing: map[[32]byte]time.Time{}}
+	return &reviewCache{ttl: ttl, max: 10000, now: time.Now, entries: map[[32]byte]*reviewEntry{}}
 }
 
 // key digests user and attrs; every field is written with its length, so
@@ -107,7 +120,8 @@ func reviewKey(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAtt
 
 // lookup reports whether an allowed answer for the question is kept, and
 // whether the caller is to ask it again in the background (the answer is
-// past half its TTL, and nobody is asking yet) and then keep or forget it.
+// past half its TTL, and nobody is asking yet) and then call refreshed
+// with the time it asked.
 func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (allowed, refresh bool) {
 	if c == nil {
 		return false, false
@@ -116,56 +130,84 @@ func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorization
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	until, ok := c.allowed[k]
-	if ok && now.Before(until) {
-		if _, asking := c.refreshing[k]; !asking && until.Sub(now) < c.ttl/2 {
-			c.refreshing[k] = now
+	e, ok := c.entries[k]
+	if !ok {
+		return false, false
+	}
+	if !e.allowedAt.IsZero() && now.Before(e.allowedAt.Add(c.ttl)) {
+		if !e.refreshing && now.Sub(e.allowedAt) > c.ttl/2 {
+			e.refreshing = true
 			return true, true
 		}
 		return true, false
 	}
-	if ok {
-		delete(c.allowed, k)
-		delete(c.refreshing, k)
+	if c.stale(e, now) {
+		delete(c.entries, k)
 	}
 	return false, false
 }
 
-// forget drops the answer for the question, and whatever a background
-// review asked before brings: it was refused since.
-func (c *reviewCache) forget(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) {
-	if c == nil {
-		return
-	}
-	k := reviewKey(user, attrs)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.allowed, k)
-	delete(c.refreshing, k)
+// stale: nothing in e counts any more.
+func (c *reviewCache) stale(e *reviewEntry, now time.Time) bool {
+	return !e.refreshing && !now.Before(e.allowedAt.Add(c.ttl)) && !now.Before(e.refusedAt.Add(c.ttl))
 }
 
-// refreshed takes the answer of the background review lookup asked for
-// (answered false: the review failed, and the kept answer stands until its
-// TTL). Allowed keeps it a TTL from when the review was asked; refused
-// drops it. An answer for what is no longer kept — expired, or refused on
-// a request's path meanwhile — is dropped: a late answer never brings back
-// what was taken away.
-func (c *reviewCache) refreshed(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, allowed, answered bool) {
+// answer records the answer to a review of the question asked at asked.
+func (c *reviewCache) answer(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, asked time.Time, allowed bool) {
 	if c == nil {
 		return
 	}
 	k := reviewKey(user, attrs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	asked, asking := c.refreshing[k]
-	delete(c.refreshing, k)
-	if _, kept := c.allowed[k]; !asking || !kept || !answered {
+	c.answerLocked(k, asked, allowed)
+}
+
+func (c *reviewCache) answerLocked(k [32]byte, asked time.Time, allowed bool) {
+	e, ok := c.entries[k]
+	if !ok {
+		if len(c.entries) >= c.max {
+			now := c.now()
+			for k, e := range c.entries {
+				if c.stale(e, now) {
+					delete(c.entries, k)
+				}
+			}
+			if len(c.entries) >= c.max {
+				clear(c.entries) // all still counting: start over rather than grow
+			}
+		}
+		e = &reviewEntry{}
+		c.entries[k] = e
+	}
+	if !allowed {
+		if asked.After(e.refusedAt) {
+			e.refusedAt = asked
+		}
+		if !e.allowedAt.After(asked) {
+			e.allowedAt = time.Time{}
+		}
 		return
 	}
-	if allowed {
-		c.allowed[k] = asked.Add(c.ttl)
-	} else {
-		delete(c.allowed, k)
+	if asked.After(e.refusedAt) && asked.After(e.allowedAt) {
+		e.allowedAt = asked
+	}
+}
+
+// refreshed ends the background review lookup asked for, asked at asked;
+// answered false: it failed, and the kept answer stands until its TTL.
+func (c *reviewCache) refreshed(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, asked time.Time, allowed, answered bool) {
+	if c == nil {
+		return
+	}
+	k := reviewKey(user, attrs)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[k]; ok {
+		e.refreshing = false
+	}
+	if answered {
+		c.answerLocked(k, asked, allowed)
 	}
 }
 
@@ -175,32 +217,4 @@ func (c *reviewCache) clock() time.Time {
 		return time.Now()
 	}
 	return c.now()
-}
-
-// keep records an allowed answer to a review asked at asked.
-func (c *reviewCache) keep(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes, asked time.Time) {
-	if c == nil {
-		return
-	}
-	k := reviewKey(user, attrs)
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.allowed) >= c.max {
-		for k, until := range c.allowed {
-			if !now.Before(until) {
-				delete(c.allowed, k)
-			}
-		}
-		if len(c.allowed) >= c.max {
-			clear(c.allowed) // all still fresh: start over rather than grow
-		}
-		for k := range c.refreshing {
-			if _, ok := c.allowed[k]; !ok {
-				delete(c.refreshing, k)
-			}
-		}
-	}
-	c.allowed[k] = asked.Add(c.ttl)
-	delete(c.refreshing, k)
 }

@@ -40,7 +40,7 @@ func TestReviewCacheKeepsAnAllowedAnswerForItsRequesterAndQuestionUntilTheTTL(t 
 	if allowed(c, alice, get) {
 		t.Fatal("an answer nobody kept was found")
 	}
-	c.keep(alice, get, now)
+	c.answer(alice, get, now, true)
 	if !allowed(c, alice, get) {
 		t.Fatal("the kept answer was not found")
 	}
@@ -98,76 +98,102 @@ func TestReviewCacheAsksOnceToRefreshAnAnswerPastHalfItsTTLAndNeverUsesOneOlderT
 			t.Fatalf("%s: allowed %v, refresh %v; want %v, %v", when, ok, refresh, wantAllowed, wantRefresh)
 		}
 	}
-	c.keep(alice, get, now)
+	c.answer(alice, get, now, true)
 	now = now.Add(4 * time.Second)
 	check("4 s after", true, false)
 	now = now.Add(2 * time.Second)
 	check("6 s after", true, true)
 	check("6 s after, asked again while the refresh runs", true, false)
 	now = now.Add(5 * time.Second)
-	check("11 s after, the refresh never answered", false, false)
+	check("11 s after, the refresh not answered yet", false, false)
+	c.refreshed(alice, get, now.Add(-5*time.Second), false, false) // it times out
 
 	// The refresh's allowed answer keeps it a TTL from when it was asked.
-	c.keep(alice, get, now)
+	c.answer(alice, get, now, true)
 	now = now.Add(6 * time.Second)
 	check("6 s after the second answer", true, true)
+	asked := now
 	now = now.Add(3 * time.Second)
-	c.refreshed(alice, get, true, true)
+	c.refreshed(alice, get, asked, true, true)
 	now = now.Add(6 * time.Second)
 	check("9 s after the refresh was asked", true, true)
 	now = now.Add(2 * time.Second)
 	check("11 s after the refresh was asked, though answered 3 s later", false, false)
+	c.refreshed(alice, get, now.Add(-2*time.Second), false, false) // the one asked at 9 s times out
 
 	// A refresh without an answer: the kept answer stands until its TTL,
 	// and the next use asks again.
-	c.keep(alice, get, now)
+	c.answer(alice, get, now, true)
 	now = now.Add(6 * time.Second)
 	check("6 s after a third answer", true, true)
-	c.refreshed(alice, get, false, false)
+	c.refreshed(alice, get, now, false, false)
 	check("after a refresh without an answer", true, true)
 
 	// Refused when asked again: dropped at once.
-	c.refreshed(alice, get, false, true)
+	c.refreshed(alice, get, now, false, true)
 	check("after a refusal", false, false)
 }
 
-// A refresh's late answer never brings back a right taken away since:
-// not once the kept answer expired, not after a refusal on a request's
-// path.
-func TestReviewCacheDropsALateRefreshForWhatIsNoLongerKept(t *testing.T) {
-	now := time.Unix(1000, 0)
+// Answers that come back out of order count from when they were asked: a
+// late allowed answer asked before a refusal never brings back the right
+// the refusal took away, and one asked more than a TTL ago is never used.
+func TestReviewCacheCountsEachAnswerFromWhenItWasAsked(t *testing.T) {
+	start := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return start.Add(time.Duration(s * float64(time.Second))) }
+	now := start
 	c := newReviewCache(10 * time.Second)
 	c.now = func() time.Time { return now }
 	alice := authenticationv1.UserInfo{Username: "alice"}
 	get := authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "get", Resource: "secrets", Name: "token"}
-	c.keep(alice, get, now)
-	now = now.Add(6 * time.Second)
+
+	// A slow refresh R1 is asked at 9.9 s; the answer expires; a request
+	// is allowed at 11 s; the right is taken away at 12 s; a request's
+	// review is refused at 16 s; R1 comes back allowed at 16.5 s.
+	c.answer(alice, get, at(0), true)
+	now = at(9.9)
 	if _, refresh := c.lookup(alice, get); !refresh {
-		t.Fatal("6 s after: want a refresh")
+		t.Fatal("9.9 s: want a refresh")
 	}
-	// The right is taken away; the answer expires; a request's own review
-	// is refused.
-	now = now.Add(5 * time.Second)
+	now = at(11)
 	if allowed(c, alice, get) {
-		t.Fatal("11 s after: the answer is a TTL old")
+		t.Fatal("11 s: the first answer is a TTL old")
 	}
-	c.forget(alice, get)
-	// The refresh asked at 6 s answers allowed at 15 s.
-	now = now.Add(4 * time.Second)
-	c.refreshed(alice, get, true, true)
+	c.answer(alice, get, at(11), true)
+	now = at(16)
+	c.answer(alice, get, at(16), false)
+	now = at(16.5)
+	c.refreshed(alice, get, at(9.9), true, true)
 	if allowed(c, alice, get) {
-		t.Fatal("the late refresh brought back a right refused since")
+		t.Fatal("16.5 s: a late answer asked before the refusal brought the right back")
 	}
 
-	// Expired without a refusal in between: dropped all the same.
-	c.keep(alice, get, now)
-	now = now.Add(6 * time.Second)
-	c.lookup(alice, get)
-	now = now.Add(5 * time.Second)
-	c.lookup(alice, get) // expired, dropped
-	c.refreshed(alice, get, true, true)
+	// A request's allowed review asked before a concurrent request's
+	// refusal, and answered after it: turned away too.
+	now = at(30)
+	c.answer(alice, get, at(30), false)
+	c.answer(alice, get, at(29.9), true)
 	if allowed(c, alice, get) {
-		t.Fatal("a refresh answered after its answer expired brought it back")
+		t.Fatal("an allowed answer asked before a refusal, answered after it, was kept")
+	}
+	// One asked after the refusal counts.
+	c.answer(alice, get, at(30.1), true)
+	if !allowed(c, alice, get) {
+		t.Fatal("an allowed answer asked after the refusal was not kept")
+	}
+
+	// A refresh answered more than a TTL after it was asked is never used.
+	now = at(36.5)
+	if _, refresh := c.lookup(alice, get); !refresh {
+		t.Fatal("36.5 s: want a refresh")
+	}
+	now = at(46)
+	c.refreshed(alice, get, at(36.5), true, true)
+	if !allowed(c, alice, get) {
+		t.Fatal("46 s: the refresh asked at 36.5 s, answered allowed at 46 s, was not kept")
+	}
+	now = at(46.6)
+	if allowed(c, alice, get) {
+		t.Fatal("46.6 s: the refresh's answer was used more than a TTL after it was asked")
 	}
 }
 
