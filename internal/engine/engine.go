@@ -114,8 +114,10 @@ func CreateOnly(obj client.Object) {
 // for a Secret holding a password made once: the engine keeps it when it
 // is there and never creates it from this (that would make it empty for
 // good). An object found missing nonetheless (deleted since the caller
-// looked) is left missing; its delete brings the owner back, and the next
-// pass, which sees it missing, gives the content. The mark is never written.
+// looked) is left missing and the apply stops there, as for an object
+// being made anew: the later stages, which may use it by name, wait; the
+// next pass, which sees it missing, gives the content. The mark is never
+// written.
 func KeepOnly(obj client.Object) {
 	CreateOnly(obj)
 	a := obj.GetAnnotations()
@@ -459,6 +461,15 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 // name waits for the new one.
 var errRemade = errors.New("made anew")
 
+// keptOnlyMissing is the answer for a KeepOnly object found missing: not
+// created from what has no content, and what uses it by name (a Pod that
+// reads a password from it) is not applied either — nothing may start
+// against a name anyone could fill meanwhile. The next pass makes it.
+func keptOnlyMissing(ctx context.Context, key string) error {
+	logf.FromContext(ctx).V(1).Info("Not creating an object given without its content (KeepOnly)", "object", key)
+	return fmt.Errorf("%s is gone since it was looked at: made anew on the next pass: %w", key, errRemade)
+}
+
 type outcome int
 
 const (
@@ -540,8 +551,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		return key, unchanged, nil, fmt.Errorf("reading %s: %w", key, read.err)
 	}
 	if read.unproven && keepOnly {
-		log.V(1).Info("Not creating an object given without its content (KeepOnly)", "object", key)
-		return key, unchanged, nil, nil
+		return key, unchanged, nil, keptOnlyMissing(ctx, key)
 	}
 	if read.unproven {
 		// Not in the cache: create it, which fails on anything under the
@@ -670,8 +680,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		exists = false
 	}
 	if !exists && keepOnly {
-		log.V(1).Info("Not creating an object given without its content (KeepOnly)", "object", key)
-		return key, unchanged, nil, nil
+		return key, unchanged, nil, keptOnlyMissing(ctx, key)
 	}
 	if !exists {
 		// Whom it is for, before the API server gives it a UID to seal.

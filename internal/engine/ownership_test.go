@@ -221,14 +221,17 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(ours).To(BeFalse(), "a cache miss is taken as absent, with no round trip")
 	})
 
-	It("should never create an object given KeepOnly (without its content), keep it untouched when it exists, and never write the mark", func() {
+	It("should never create an object given KeepOnly (without its content) nor what uses it, keep it untouched when it exists, and never write the mark", func() {
 		owner := newOwner("keep")
 		counting.Reset()
-		_, err := eng.Apply(ctx, owner, []client.Object{keepOnly(cm("keep-a", nil))}, &corev1.ConfigMap{})
-		Expect(err).NotTo(HaveOccurred())
+		_, err := eng.ApplyStages(ctx, owner, [][]client.Object{{keepOnly(cm("keep-a", nil))}, {cm("keep-user", map[string]string{"reads": "keep-a"})}},
+			&corev1.ConfigMap{})
+		Expect(err).To(MatchError(ContainSubstring("ConfigMap/keep-a is gone")))
 		Expect(counting.Writes()).To(BeEmpty())
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "keep-a"}, &corev1.ConfigMap{}))).To(BeTrue(),
 			"made empty for good otherwise")
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "keep-user"}, &corev1.ConfigMap{}))).To(BeTrue(),
+			"what uses it by name waits for it")
 
 		made := cm("keep-a", map[string]string{"password": "p"})
 		engine.CreateOnly(made)
