@@ -158,11 +158,12 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 			log.Info("Deleting the IDE's Pod to replace it", "reason", why)
 			// The Pod proven ours, by its UID: never one made under the
 			// name since the cache saw it.
-			err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
-			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			switch err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); {
+			case err == nil:
+				r.Engine.Event(ws, "Restarting", "Delete", "Replacing Pod %s: %s", pod.Name, why)
+			case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err):
 				return o, res, fmt.Errorf("deleting Pod %s to replace it: %w", pod.Name, err)
 			}
-			r.Engine.Event(ws, "Restarting", "Delete", "Replacing Pod %s: %s", pod.Name, why)
 		}
 	}
 
@@ -217,8 +218,9 @@ func (r *Reconciler) rotateMigrated(ctx context.Context, ws *idev1alpha1.Workspa
 		return nil
 	}
 	logf.FromContext(ctx).Info("Rotating the password of a Workspace made before ownership proofs", "secret", name)
-	// Each by its UID as this apply (or, for a Pod of a stage not applied
-	// yet, the cache) saw it: never an object made under the name since.
+	// Each by its UID as this apply saw it (a Pod of a stage not applied in
+	// this pass: only one proven ours): never an object made under the
+	// name since, nor one someone else made.
 	for _, obj := range []client.Object{
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: name}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: ws.Name}},
@@ -232,10 +234,13 @@ func (r *Reconciler) rotateMigrated(ctx context.Context, ws *idev1alpha1.Workspa
 			uid = live.GetUID()
 		} else if kind == "Pod" {
 			pod := &corev1.Pod{}
-			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), pod); client.IgnoreNotFound(err) != nil {
+			ours, err := r.Engine.GetOwned(ctx, ws, client.ObjectKeyFromObject(obj), pod)
+			if err != nil {
 				return fmt.Errorf("reading Pod %s to rotate the password: %w", obj.GetName(), err)
 			}
-			uid = pod.UID
+			if ours {
+				uid = pod.UID
+			}
 		}
 		if uid == "" {
 			continue

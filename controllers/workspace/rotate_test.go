@@ -15,8 +15,10 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +29,14 @@ import (
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 )
 
 // The password rotation of a Workspace made before ownership proofs deletes
-// its Secret and its Pod each by the UID the apply (or, for the Pod, the
-// cache) saw, never whatever is under the name by then.
+// its Secret and its Pod each by the UID the apply saw, never whatever is
+// under the name by then; a Pod the apply did not see only when it is
+// proven ours.
 func TestRotateMigratedDeletesByUID(t *testing.T) {
 	ws := workspace(func(ws *idev1alpha1.Workspace) { ws.Spec.Auth.Mode = idev1alpha1.AuthPassword })
 	secretName := idev1alpha1.WorkspaceAuthSecretName(ws)
@@ -50,18 +54,35 @@ func TestRotateMigratedDeletesByUID(t *testing.T) {
 			return nil
 		},
 	}).Build()
-	r := &Reconciler{Client: c, Engine: &engine.Engine{Client: c, Scheme: scheme.New()}}
+	keys, err := proof.NewKeyring(time.Now(), bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: c, Engine: &engine.Engine{Client: c, Scheme: scheme.New(), Proof: keys}}
 	applied := engine.Result{
 		Migrated: []string{"Secret/" + secretName},
-		Live: map[string]client.Object{"Secret/" + secretName: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-			Namespace: ws.Namespace, Name: secretName, UID: "secret-as-applied"}}},
+		Live: map[string]client.Object{
+			"Secret/" + secretName: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: secretName, UID: "secret-as-applied"}},
+			"Pod/" + ws.Name:       &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: ws.Name, UID: "pod-as-applied"}},
+		},
 	}
 	if err := r.rotateMigrated(context.Background(), ws, applied); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]types.UID{secretName: "secret-as-applied", ws.Name: "pod-in-cache"}
+	want := map[string]types.UID{secretName: "secret-as-applied", ws.Name: "pod-as-applied"}
 	if len(deleted) != len(want) || deleted[secretName] != want[secretName] || deleted[ws.Name] != want[ws.Name] {
 		t.Errorf("deleted %v, want %v", deleted, want)
+	}
+
+	// The Pod's stage not applied: the Pod under the name, not proven ours
+	// (no seal), is left alone.
+	deleted = map[string]types.UID{}
+	delete(applied.Live, "Pod/"+ws.Name)
+	if err := r.rotateMigrated(context.Background(), ws, applied); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := deleted[ws.Name]; ok || deleted[secretName] != "secret-as-applied" {
+		t.Errorf("Pod not applied, not ours: deleted %v, want only the Secret", deleted)
 	}
 
 	// Nothing migrated: nothing deleted.
