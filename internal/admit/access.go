@@ -219,10 +219,10 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 	}
 	if ok, refresh := a.cache.lookup(a.user, attrs); ok {
 		a.answers[attrs] = true
-		if refresh {
+		if !refresh.IsZero() {
 			// Not on this request's path: the request ends before the
 			// answer may come.
-			go a.refresh(attrs, a.cache.clock())
+			go a.refresh(attrs, refresh)
 		}
 		return true
 	}

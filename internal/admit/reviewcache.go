@@ -57,6 +57,9 @@ type reviewCache struct {
 
 	mu      sync.Mutex
 	entries map[[32]byte]*reviewEntry
+	// floor: answers asked before it were asked before the cache last
+	// started over, and forgot the refusals it had seen; none is kept.
+	floor time.Time
 }
 
 // reviewEntry is what is known of one question: when the last allowed
@@ -64,7 +67,9 @@ type reviewCache struct {
 // background review is under way.
 type reviewEntry struct {
 	allowedAt, refusedAt time.Time
-	refreshing           bool
+	// refreshAsked: when the background review under way was asked (zero:
+	// none); only its own answer ends it.
+	refreshAsked time.Time
 }
 
 func newReviewCache(ttl time.Duration) *reviewCache {
@@ -120,11 +125,11 @@ func reviewKey(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAtt
 
 // lookup reports whether an allowed answer for the question is kept, and
 // whether the caller is to ask it again in the background (the answer is
-// past half its TTL, and nobody is asking yet) and then call refreshed
-// with the time it asked.
-func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (allowed, refresh bool) {
+// past half its TTL, and nobody is asking yet): then refresh is the time
+// it is asked at, to give refreshed with its answer.
+func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (allowed bool, refresh time.Time) {
 	if c == nil {
-		return false, false
+		return false, time.Time{}
 	}
 	k := reviewKey(user, attrs)
 	now := c.now()
@@ -132,24 +137,24 @@ func (c *reviewCache) lookup(user authenticationv1.UserInfo, attrs authorization
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
 	if !ok {
-		return false, false
+		return false, time.Time{}
 	}
 	if !e.allowedAt.IsZero() && now.Before(e.allowedAt.Add(c.ttl)) {
-		if !e.refreshing && now.Sub(e.allowedAt) > c.ttl/2 {
-			e.refreshing = true
-			return true, true
+		if e.refreshAsked.IsZero() && now.Sub(e.allowedAt) > c.ttl/2 {
+			e.refreshAsked = now
+			return true, now
 		}
-		return true, false
+		return true, time.Time{}
 	}
 	if c.stale(e, now) {
 		delete(c.entries, k)
 	}
-	return false, false
+	return false, time.Time{}
 }
 
 // stale: nothing in e counts any more.
 func (c *reviewCache) stale(e *reviewEntry, now time.Time) bool {
-	return !e.refreshing && !now.Before(e.allowedAt.Add(c.ttl)) && !now.Before(e.refusedAt.Add(c.ttl))
+	return e.refreshAsked.IsZero() && !now.Before(e.allowedAt.Add(c.ttl)) && !now.Before(e.refusedAt.Add(c.ttl))
 }
 
 // answer records the answer to a review of the question asked at asked.
@@ -174,7 +179,10 @@ func (c *reviewCache) answerLocked(k [32]byte, asked time.Time, allowed bool) {
 				}
 			}
 			if len(c.entries) >= c.max {
-				clear(c.entries) // all still counting: start over rather than grow
+				// All still counting: start over rather than grow, and keep
+				// no answer asked before, whose refusals are forgotten.
+				clear(c.entries)
+				c.floor = now
 			}
 		}
 		e = &reviewEntry{}
@@ -189,7 +197,7 @@ func (c *reviewCache) answerLocked(k [32]byte, asked time.Time, allowed bool) {
 		}
 		return
 	}
-	if asked.After(e.refusedAt) && asked.After(e.allowedAt) {
+	if asked.After(e.refusedAt) && asked.After(e.allowedAt) && asked.After(c.floor) {
 		e.allowedAt = asked
 	}
 }
@@ -203,8 +211,8 @@ func (c *reviewCache) refreshed(user authenticationv1.UserInfo, attrs authorizat
 	k := reviewKey(user, attrs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[k]; ok {
-		e.refreshing = false
+	if e, ok := c.entries[k]; ok && e.refreshAsked.Equal(asked) {
+		e.refreshAsked = time.Time{}
 	}
 	if answered {
 		c.answerLocked(k, asked, allowed)

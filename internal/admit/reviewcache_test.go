@@ -92,10 +92,15 @@ func TestReviewCacheAsksOnceToRefreshAnAnswerPastHalfItsTTLAndNeverUsesOneOlderT
 	c.now = func() time.Time { return now }
 	alice := authenticationv1.UserInfo{Username: "alice"}
 	get := authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "get", Resource: "secrets", Name: "token"}
+	var asked time.Time // when the last refresh lookup asked for was asked
 	check := func(when string, wantAllowed, wantRefresh bool) {
 		t.Helper()
-		if ok, refresh := c.lookup(alice, get); ok != wantAllowed || refresh != wantRefresh {
+		ok, refresh := c.lookup(alice, get)
+		if ok != wantAllowed || !refresh.IsZero() != wantRefresh {
 			t.Fatalf("%s: allowed %v, refresh %v; want %v, %v", when, ok, refresh, wantAllowed, wantRefresh)
+		}
+		if !refresh.IsZero() {
+			asked = refresh
 		}
 	}
 	c.answer(alice, get, now, true)
@@ -106,31 +111,34 @@ func TestReviewCacheAsksOnceToRefreshAnAnswerPastHalfItsTTLAndNeverUsesOneOlderT
 	check("6 s after, asked again while the refresh runs", true, false)
 	now = now.Add(5 * time.Second)
 	check("11 s after, the refresh not answered yet", false, false)
-	c.refreshed(alice, get, now.Add(-5*time.Second), false, false) // it times out
+	c.refreshed(alice, get, asked, false, false) // it times out
 
 	// The refresh's allowed answer keeps it a TTL from when it was asked.
 	c.answer(alice, get, now, true)
 	now = now.Add(6 * time.Second)
 	check("6 s after the second answer", true, true)
-	asked := now
 	now = now.Add(3 * time.Second)
 	c.refreshed(alice, get, asked, true, true)
 	now = now.Add(6 * time.Second)
 	check("9 s after the refresh was asked", true, true)
 	now = now.Add(2 * time.Second)
 	check("11 s after the refresh was asked, though answered 3 s later", false, false)
-	c.refreshed(alice, get, now.Add(-2*time.Second), false, false) // the one asked at 9 s times out
+	c.refreshed(alice, get, asked, false, false) // the one asked at 9 s times out
 
 	// A refresh without an answer: the kept answer stands until its TTL,
 	// and the next use asks again.
 	c.answer(alice, get, now, true)
 	now = now.Add(6 * time.Second)
 	check("6 s after a third answer", true, true)
-	c.refreshed(alice, get, now, false, false)
+	c.refreshed(alice, get, asked, false, false)
 	check("after a refresh without an answer", true, true)
 
+	// Another refresh's end does not end this one.
+	c.refreshed(alice, get, asked.Add(-time.Second), false, false)
+	check("after another refresh's end", true, false)
+
 	// Refused when asked again: dropped at once.
-	c.refreshed(alice, get, now, false, true)
+	c.refreshed(alice, get, asked, false, true)
 	check("after a refusal", false, false)
 }
 
@@ -151,7 +159,7 @@ func TestReviewCacheCountsEachAnswerFromWhenItWasAsked(t *testing.T) {
 	// review is refused at 16 s; R1 comes back allowed at 16.5 s.
 	c.answer(alice, get, at(0), true)
 	now = at(9.9)
-	if _, refresh := c.lookup(alice, get); !refresh {
+	if _, refresh := c.lookup(alice, get); refresh.IsZero() {
 		t.Fatal("9.9 s: want a refresh")
 	}
 	now = at(11)
@@ -183,7 +191,7 @@ func TestReviewCacheCountsEachAnswerFromWhenItWasAsked(t *testing.T) {
 
 	// A refresh answered more than a TTL after it was asked is never used.
 	now = at(36.5)
-	if _, refresh := c.lookup(alice, get); !refresh {
+	if _, refresh := c.lookup(alice, get); refresh.IsZero() {
 		t.Fatal("36.5 s: want a refresh")
 	}
 	now = at(46)
@@ -194,6 +202,24 @@ func TestReviewCacheCountsEachAnswerFromWhenItWasAsked(t *testing.T) {
 	now = at(46.6)
 	if allowed(c, alice, get) {
 		t.Fatal("46.6 s: the refresh's answer was used more than a TTL after it was asked")
+	}
+
+	// A cache that starts over (full of answers that still count) forgets
+	// the refusals it saw: no answer asked before that is kept.
+	small := newReviewCache(10 * time.Second)
+	small.max = 2
+	small.now = func() time.Time { return now }
+	other := func(n string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Namespace: "ns", Verb: "get", Resource: "secrets", Name: n}
+	}
+	now = at(50)
+	small.answer(alice, get, at(50), false)
+	small.answer(alice, other("a"), at(50), false)
+	now = at(51)
+	small.answer(alice, other("b"), at(51), false) // full: starts over
+	small.answer(alice, get, at(49), true)         // asked before the refusal, answered now
+	if allowed(small, alice, get) {
+		t.Fatal("an answer asked before the cache started over, and before a refusal it forgot, was kept")
 	}
 }
 
