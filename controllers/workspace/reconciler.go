@@ -173,12 +173,18 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 		return o, res, err
 	}
 	applied, err := r.Engine.ApplyStages(ctx, ws, DesiredStages(ws, r.Options, auth), Types(r.CertManager).Owned...)
-	if err != nil {
+	// Whatever else failed: the Secret sealed by this apply is ours from
+	// now on, so this is the only pass that knows to rotate it.
+	if rerr := r.rotateMigrated(ctx, ws, applied); rerr != nil {
+		return o, res, rerr
+	}
+	switch {
+	case engine.Waiting(err):
+		// Something the Pod uses is being made anew: not a failure.
+		res.RequeueAfter = min(nonZero(res.RequeueAfter, engine.WaitRequeue), engine.WaitRequeue)
+	case err != nil:
 		o.applyErr = err
 		return o, res, fmt.Errorf("applying Workspace objects: %w", err)
-	}
-	if err := r.rotateMigrated(ctx, ws, applied); err != nil {
-		return o, res, err
 	}
 
 	if o.pod, err = r.livePod(ctx, ws); err != nil {
@@ -253,6 +259,14 @@ func (r *Reconciler) rotateMigrated(ctx context.Context, ws *idev1alpha1.Workspa
 	r.Engine.Event(ws, ReasonPasswordRotated, "Rotate",
 		"New password in Secret %s: the old one was made before ownership proofs", name)
 	return nil
+}
+
+// nonZero is d, or def when d is 0.
+func nonZero(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 // ReasonPasswordRotated: the Workspace got a new generated password.

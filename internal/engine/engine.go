@@ -216,11 +216,35 @@ func Failed(invalid, applyErr error) (reason string, err error, ok bool) {
 	switch {
 	case invalid != nil:
 		return InvalidReason(invalid), invalid, true
-	case applyErr != nil:
+	case applyErr != nil && !Waiting(applyErr):
 		return FailureReason(applyErr), applyErr, true
 	}
 	return "", nil, false
 }
+
+// Waiting reports whether every error in err is a wait, not a failure: an
+// object being made anew, or a KeepOnly object gone since its owner
+// looked; what uses them waited, and the next pass goes on. A reconciler
+// shows it as progress and comes back shortly (WaitRequeue) rather than
+// reporting an error.
+func Waiting(err error) bool {
+	if err == nil {
+		return false
+	}
+	var agg kerrors.Aggregate
+	if errors.As(err, &agg) {
+		for _, e := range agg.Errors() {
+			if !Waiting(e) {
+				return false
+			}
+		}
+		return len(agg.Errors()) > 0
+	}
+	return errors.Is(err, errRemade)
+}
+
+// WaitRequeue is how soon a reconciler comes back after a wait (Waiting).
+const WaitRequeue = time.Second
 
 // FailureReason is the status reason for an error of Apply: NameConflict
 // when an object with a wanted name is not the owner's, ApplyFailed
@@ -392,8 +416,8 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 			// is not ours may use it by name (a Pod its volume claim, a
 			// proxy its ConfigMap), so none of it is applied.
 			for _, obj := range stage {
-				logf.FromContext(ctx).Info("Not applying an object that may use one that is not ours",
-					"object", obj.GetName(), "notOurs", conflict)
+				logf.FromContext(ctx).Info("Not applying an object that may use one that is not ours or not there yet",
+					"object", obj.GetName(), "waitingFor", conflict)
 			}
 			continue
 		}

@@ -227,6 +227,9 @@ var _ = Describe("Ownership by proof", func() {
 		_, err := eng.ApplyStages(ctx, owner, [][]client.Object{{keepOnly(cm("keep-a", nil))}, {cm("keep-user", map[string]string{"reads": "keep-a"})}},
 			&corev1.ConfigMap{})
 		Expect(err).To(MatchError(ContainSubstring("ConfigMap/keep-a is gone")))
+		Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass, not a failure")
+		_, _, failed := engine.Failed(nil, err)
+		Expect(failed).To(BeFalse())
 		Expect(counting.Writes()).To(BeEmpty())
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "keep-a"}, &corev1.ConfigMap{}))).To(BeTrue(),
 			"made empty for good otherwise")
