@@ -181,7 +181,9 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 	switch {
 	case engine.Waiting(err):
 		// Something the Pod uses is being made anew: not a failure.
-		res.RequeueAfter = min(nonZero(res.RequeueAfter, engine.WaitRequeue), engine.WaitRequeue)
+		if res.RequeueAfter == 0 || res.RequeueAfter > engine.WaitRequeue {
+			res.RequeueAfter = engine.WaitRequeue
+		}
 	case err != nil:
 		o.applyErr = err
 		return o, res, fmt.Errorf("applying Workspace objects: %w", err)
@@ -227,14 +229,14 @@ func (r *Reconciler) rotateMigrated(ctx context.Context, ws *idev1alpha1.Workspa
 	// Each by its UID as this apply saw it (a Pod of a stage not applied in
 	// this pass: only one proven ours): never an object made under the
 	// name since, nor one someone else made.
-	for _, obj := range []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: name}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: ws.Name}},
+	for _, o := range []struct {
+		kind string
+		obj  client.Object
+	}{
+		{"Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: name}}},
+		{"Pod", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ws.Namespace, Name: ws.Name}}},
 	} {
-		kind := "Secret"
-		if _, ok := obj.(*corev1.Pod); ok {
-			kind = "Pod"
-		}
+		kind, obj := o.kind, o.obj
 		var uid types.UID
 		if live := applied.Live[kind+"/"+obj.GetName()]; live != nil {
 			uid = live.GetUID()
@@ -259,14 +261,6 @@ func (r *Reconciler) rotateMigrated(ctx context.Context, ws *idev1alpha1.Workspa
 	r.Engine.Event(ws, ReasonPasswordRotated, "Rotate",
 		"New password in Secret %s: the old one was made before ownership proofs", name)
 	return nil
-}
-
-// nonZero is d, or def when d is 0.
-func nonZero(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // ReasonPasswordRotated: the Workspace got a new generated password.
