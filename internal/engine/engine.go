@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -306,7 +307,8 @@ type Engine struct {
 	Reader client.Reader
 	// Scheme knows every owned type.
 	Scheme *runtime.Scheme
-	// Recorder, if set, receives an event for every create, update and delete.
+	// Recorder, if set, receives an event per apply for what it created and
+	// one for what it updated (each naming the objects), and one per delete.
 	Recorder events.EventRecorder
 	// Proof seals what the engine creates and recognises what it made
 	// (package proof). Required.
@@ -409,6 +411,7 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 	// is applied: what the next stage needs is that they are ours, which
 	// the apply's answer already shows. All are written before returning.
 	var seals sealing
+	desired := map[string]client.Object{}
 	conflict := ""
 	for _, stage := range stages {
 		if conflict != "" {
@@ -420,6 +423,11 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 					"object", obj.GetName(), "waitingFor", conflict)
 			}
 			continue
+		}
+		for _, obj := range stage {
+			if gvk, err := apiutil.GVKForObject(obj, e.Scheme); err == nil {
+				desired[objectKey(gvk, obj.GetName())] = obj
+			}
 		}
 		results := make([]applied, len(stage))
 		if len(stage) == 1 {
@@ -465,7 +473,14 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 		}
 	}
 
-	errs = append(errs, seals.wait()...)
+	sealed, sealErrs := seals.wait()
+	errs = append(errs, sealErrs...)
+	// One event for what this apply created (once sealed: proven ours) and
+	// one for what it updated, each naming every object, rather than an
+	// event per object: events are writes too, and a new owner's five or
+	// ten objects cost the API server five or ten more.
+	e.eventFor(owner, "Created", "Create", slices.DeleteFunc(slices.Clone(res.Created), func(k string) bool { return !sealed[k] }), desired)
+	e.eventFor(owner, "Updated", "Update", res.Updated, desired)
 
 	// Pruning only after every desired object was attempted; never prune
 	// when building the desired set failed part-way.
@@ -592,7 +607,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 			}
 			e.refused.forget(refusal)
 			e.made.add(written.GetUID(), gk, client.ObjectKeyFromObject(written), bind, time.Now())
-			seals.start(e.sealNew(ctx, owner, obj, gk, written, bind, key, true))
+			seals.start(key, e.sealNew(ctx, owner, obj, gk, written, bind, true))
 			return key, created, written, nil
 		}
 		if !apierrors.IsAlreadyExists(err) && !apierrors.IsInvalid(err) {
@@ -736,7 +751,6 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	}
 	written := e.typed(gvk, u)
 	if exists {
-		e.event(owner, obj, "Updated", "Update", "Updated %s", key)
 		return key, updated, written, nil
 	}
 	if written == nil {
@@ -752,7 +766,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		e.warn(owner, obj, conditions.ReasonNameConflict, "Apply", "%s", conflict.Message)
 		return key, unchanged, nil, conflict
 	}
-	seals.start(e.sealNew(ctx, owner, obj, gk, written, bind, key, false))
+	seals.start(key, e.sealNew(ctx, owner, obj, gk, written, bind, false))
 	return key, created, written, nil
 }
 
@@ -762,7 +776,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 // engine's update, and the seal makes them the engine's apply, as if it
 // had been made by one, so that a field later dropped from the desired
 // object is removed by the next apply and not left behind.
-func (e *Engine) sealNew(ctx context.Context, owner, obj client.Object, gk schema.GroupKind, written client.Object, bind proof.Binding, key string, posted bool) func() error {
+func (e *Engine) sealNew(ctx context.Context, owner, obj client.Object, gk schema.GroupKind, written client.Object, bind proof.Binding, posted bool) func() error {
 	return func() error {
 		var err error
 		if posted {
@@ -773,10 +787,8 @@ func (e *Engine) sealNew(ctx context.Context, owner, obj client.Object, gk schem
 		}
 		if err != nil {
 			e.warn(owner, obj, conditions.ReasonApplyFailed, "Apply", "%s", err.Error())
-			return err
 		}
-		e.event(owner, obj, "Created", "Create", "Created %s", key)
-		return nil
+		return err
 	}
 }
 
@@ -970,26 +982,34 @@ func (e *Engine) readAll(ctx context.Context, owner client.Object, stages [][]cl
 
 // sealing runs the seals of new objects in the background.
 type sealing struct {
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	errs []error
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	errs   []error
+	sealed map[string]bool
 }
 
-func (s *sealing) start(seal func() error) {
+// start runs seal, the seal of the object key names.
+func (s *sealing) start(key string, seal func() error) {
 	s.wg.Go(func() {
-		if err := seal(); err != nil {
-			s.mu.Lock()
+		err := seal()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
 			s.errs = append(s.errs, err)
-			s.mu.Unlock()
+			return
 		}
+		if s.sealed == nil {
+			s.sealed = map[string]bool{}
+		}
+		s.sealed[key] = true
 	})
 }
 
-// wait returns once every seal is written, with the errors of those that
-// failed.
-func (s *sealing) wait() []error {
+// wait returns once every seal is written: the keys of those written, and
+// the errors of those that failed.
+func (s *sealing) wait() (map[string]bool, []error) {
 	s.wg.Wait()
-	return s.errs
+	return s.sealed, s.errs
 }
 
 // createdByUs reports whether obj, the answer to the engine's create, was
@@ -1128,6 +1148,48 @@ func (e *Engine) event(owner, related runtime.Object, reason, action, note strin
 	if e.Recorder != nil {
 		e.Recorder.Eventf(owner, related, corev1.EventTypeNormal, reason, action, note, args...)
 	}
+}
+
+// eventFor records one Normal event on owner naming the objects keys
+// (e.g. "Created PersistentVolumeClaim/a-home, Secret/a-auth"): related to
+// the object when there is one, and within the 1 kB an event's note may
+// hold, the rest counted.
+func (e *Engine) eventFor(owner runtime.Object, reason, action string, keys []string, desired map[string]client.Object) {
+	if len(keys) == 0 {
+		return
+	}
+	var related runtime.Object
+	if len(keys) == 1 {
+		related = desired[keys[0]]
+	}
+	e.event(owner, related, reason, action, "%s %s", reason, listWithin(keys, maxEventNote-len(reason)-1))
+}
+
+// maxEventNote is the length of an event's note the API server accepts.
+const maxEventNote = 1024
+
+// listWithin joins keys with ", " in at most limit bytes: as many as fit,
+// then how many more there are.
+func listWithin(keys []string, limit int) string {
+	out := ""
+	for i, k := range keys {
+		next := k
+		if i > 0 {
+			next = out + ", " + k
+		}
+		more := ""
+		if i < len(keys)-1 {
+			more = fmt.Sprintf(" and %d more", len(keys)-1-i)
+		}
+		if len(next)+len(more) > limit {
+			if i == 0 {
+				return fmt.Sprintf("%d objects", len(keys))
+			}
+			return out + fmt.Sprintf(" and %d more", len(keys)-i)
+		}
+		out = next
+	}
+	return out
 }
 
 // Event records a Normal event on owner: a reason in UpperCamelCase, the

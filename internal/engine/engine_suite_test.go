@@ -16,6 +16,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -102,6 +104,33 @@ var _ = Describe("Engine", func() {
 			Expect(res.Unchanged).To(Equal([]string{"Service/create-a"}))
 			Expect(res.Writes()).To(BeZero())
 			Expect(counting.Writes()).To(BeEmpty())
+		})
+
+		It("should record one Created event naming every object an apply created, and one Updated event for what it updated", func() {
+			recorder := events.NewFakeRecorder(10)
+			eng.Recorder = recorder
+			owner := newOwner("one-event")
+			desired := func(port int32) [][]client.Object {
+				return [][]client.Object{{service("one-event-a", 80, nil), service("one-event-b", 81, nil)}, {service("one-event-c", port, nil)}}
+			}
+			res, err := eng.ApplyStages(ctx, owner, desired(82), &corev1.Service{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Created).To(HaveLen(3))
+			Expect(recorder.Events).To(Receive(Equal("Normal Created Created " + strings.Join(res.Created, ", "))))
+			Expect(recorder.Events).NotTo(Receive(), "one event for the apply")
+
+			// Once the cache has the seals, a change of one object: one event.
+			Eventually(func(g Gomega) {
+				res, err := eng.ApplyStages(ctx, owner, desired(82), &corev1.Service{})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(res.Unchanged).To(HaveLen(3))
+			}).Should(Succeed())
+			Expect(recorder.Events).NotTo(Receive(), "no event for an apply that changed nothing")
+			res, err = eng.ApplyStages(ctx, owner, desired(83), &corev1.Service{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Updated).To(Equal([]string{"Service/one-event-c"}))
+			Expect(recorder.Events).To(Receive(Equal("Normal Updated Updated Service/one-event-c")))
+			Expect(recorder.Events).NotTo(Receive())
 		})
 
 		It("should give back each object as the API server answered, or as cached when unchanged", func() {
