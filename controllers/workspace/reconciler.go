@@ -58,9 +58,6 @@ type Reconciler struct {
 	Engine *engine.Engine
 	// Options are the manager's settings for every Workspace's objects.
 	Options
-	// Passwords are the auth Secrets' passwords, made ahead; nil is
-	// NewPasswords(DefaultReadyPasswords), started by SetupWithManager.
-	Passwords *Passwords
 }
 
 // +kubebuilder:rbac:groups=ide.kubeforge.io,resources=workspaces,verbs=get;list;watch;patch
@@ -212,7 +209,7 @@ func (r *Reconciler) authSecret(ctx context.Context, ws *idev1alpha1.Workspace) 
 	if client.IgnoreNotFound(err) != nil {
 		return nil, fmt.Errorf("reading Secret %s: %w", idev1alpha1.WorkspaceAuthSecretName(ws), err)
 	}
-	return AuthSecret(ws, err == nil, r.Passwords.New)
+	return AuthSecret(ws, err == nil, NewPassword)
 }
 
 // rotateMigrated gives a Workspace a new password when its auth Secret was
@@ -280,11 +277,5 @@ func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*c
 
 // SetupWithManager registers the controller: Workspaces and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Passwords == nil {
-		r.Passwords = NewPasswords(DefaultReadyPasswords)
-		if err := mgr.Add(r.Passwords); err != nil {
-			return err
-		}
-	}
 	return Types(r.CertManager).Controller(mgr, r.Engine.Proof, "workspace", &idev1alpha1.Workspace{}).Complete(r)
 }

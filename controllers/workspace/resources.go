@@ -125,9 +125,8 @@ const PasswordLength = 24
 
 // AuthSecret is the Secret of a Workspace with auth mode Password, or nil.
 // It is created once (CreateOnly) and then left alone, so values is asked
-// for only when it does not exist yet: hashing costs 19 MiB and tens of
-// milliseconds. Deleting the Secret makes a new password, which the IDE
-// takes at its next start.
+// for only when it does not exist yet. Deleting the Secret makes a new
+// password, which the IDE takes at its next start.
 func AuthSecret(ws *idev1alpha1.Workspace, exists bool, values func() (map[string][]byte, error)) (*corev1.Secret, error) {
 	if ws.Spec.Auth.Mode != idev1alpha1.AuthPassword {
 		return nil, nil

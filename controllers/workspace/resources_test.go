@@ -15,11 +15,9 @@
 package workspace
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -178,7 +176,8 @@ func TestAuthSecretIsGeneratedOnlyWhenMissing(t *testing.T) {
 		t.Error("a new auth Secret must be create-only, and created")
 	}
 	pw, hash := string(sec.Data[PasswordKey]), string(sec.Data[HashedPasswordKey])
-	if len(pw) != PasswordLength || !strings.HasPrefix(hash, "$argon2id$v=19$") || strings.Contains(hash, pw) {
+	if len(pw) != PasswordLength || !strings.HasPrefix(hash, "$argon2id$v=19$") || strings.Contains(hash, pw) ||
+		!secret.Verify(pw, hash) || secret.Verify(pw+"x", hash) {
 		t.Errorf("password %d characters, hash %q: want %d characters and its argon2id hash", len(pw), hash, PasswordLength)
 	}
 	other, _ := NewPassword()
@@ -213,47 +212,5 @@ func TestNetworkPolicyAdmitsOnlyTheAllowedNamespacesOnTheIDEPort(t *testing.T) {
 	}
 	if closed := NetworkPolicy(ws, nil); len(closed.Spec.Ingress) != 0 || len(closed.Spec.PolicyTypes) != 1 {
 		t.Errorf("no allowed namespace: %+v, want ingress denied to all", closed.Spec)
-	}
-}
-
-func TestPasswordsMadeAheadAreEachHandedOutOnceAndVerify(t *testing.T) {
-	p := NewPasswords(3)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- p.Start(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for len(p.ready) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if len(p.ready) != 3 {
-		t.Fatalf("%d passwords ready after 30 s, want 3", len(p.ready))
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	seen := map[string]bool{}
-	// Three made ahead, then two made on the spot: every one a fresh
-	// password whose hash is the argon2id hash of it.
-	for i := range 5 {
-		v, err := p.New()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pw, hash := string(v[PasswordKey]), string(v[HashedPasswordKey])
-		if seen[pw] || len(pw) != PasswordLength {
-			t.Fatalf("password %d: %d characters, seen before %v", i, len(pw), seen[pw])
-		}
-		seen[pw] = true
-		if !secret.Verify(pw, hash) || secret.Verify(pw+"x", hash) {
-			t.Fatalf("password %d: the hash %q is not its argon2id hash", i, hash)
-		}
-	}
-	if len(p.ready) != 0 {
-		t.Fatalf("%d still ready, want none: each is handed out once", len(p.ready))
-	}
-	var none *Passwords
-	if v, err := none.New(); err != nil || len(v[PasswordKey]) != PasswordLength {
-		t.Fatalf("a nil Passwords: %v, %v", v, err)
 	}
 }

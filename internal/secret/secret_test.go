@@ -48,22 +48,32 @@ func TestHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts := strings.Split(got, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != "v=19" || parts[3] != "m=19456,t=2,p=1" {
-		t.Fatalf("Hash = %q: want $argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>", got)
+	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != "v=19" || parts[3] != "m=1024,t=1,p=1" {
+		t.Fatalf("Hash = %q: want $argon2id$v=19$m=1024,t=1,p=1$<salt>$<hash>", got)
 	}
 	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
 	if err != nil || len(salt) != 16 {
 		t.Fatalf("salt %q: want 16 bytes of unpadded base64 (%v)", parts[4], err)
 	}
-	want := base64.RawStdEncoding.EncodeToString(argon2.IDKey([]byte("password"), salt, 2, 19456, 1, 32))
+	want := base64.RawStdEncoding.EncodeToString(argon2.IDKey([]byte("password"), salt, 1, 1024, 1, 32))
 	if parts[5] != want {
 		t.Fatalf("hash %q, want %q", parts[5], want)
 	}
-	if wrong := base64.RawStdEncoding.EncodeToString(argon2.IDKey([]byte("passwore"), salt, 2, 19456, 1, 32)); wrong == parts[5] {
+	if wrong := base64.RawStdEncoding.EncodeToString(argon2.IDKey([]byte("passwore"), salt, 1, 1024, 1, 32)); wrong == parts[5] {
 		t.Fatal("another password gives the same hash")
 	}
 	again, _ := Hash("password")
 	if again == got {
 		t.Fatalf("two hashes of one password are equal (%s): the salt is not random", got)
+	}
+}
+
+// BenchmarkHash prints what one generated password's hash costs: each
+// new Workspace with a password makes one.
+func BenchmarkHash(b *testing.B) {
+	for b.Loop() {
+		if _, err := Hash("aaaaaaaaaaaaaaaaaaaaaaaa"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
