@@ -1151,18 +1151,18 @@ func (e *Engine) event(owner, related runtime.Object, reason, action, note strin
 }
 
 // eventFor records one Normal event on owner naming the objects keys
-// (e.g. "Created PersistentVolumeClaim/a-home, Secret/a-auth"): related to
-// the object when there is one, and within the 1 kB an event's note may
-// hold, the rest counted.
+// (e.g. "Created PersistentVolumeClaim/a-home, Secret/a-auth"), within
+// the 1 kB an event's note may hold, the rest counted. It is related to
+// the first of them: the events library takes an event with the same
+// owner, reason and related object as one within 6 minutes (a series,
+// whose count grows and whose note stays the first's), and the related
+// object keeps the events of separate applies apart as the events of
+// separate objects were.
 func (e *Engine) eventFor(owner runtime.Object, reason, action string, keys []string, desired map[string]client.Object) {
 	if len(keys) == 0 {
 		return
 	}
-	var related runtime.Object
-	if len(keys) == 1 {
-		related = desired[keys[0]]
-	}
-	e.event(owner, related, reason, action, "%s %s", reason, listWithin(keys, maxEventNote-len(reason)-1))
+	e.event(owner, desired[keys[0]], reason, action, "%s %s", reason, listWithin(keys, maxEventNote-len(reason)-1))
 }
 
 // maxEventNote is the length of an event's note the API server accepts.

@@ -16,16 +16,20 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -106,31 +110,48 @@ var _ = Describe("Engine", func() {
 			Expect(counting.Writes()).To(BeEmpty())
 		})
 
-		It("should record one Created event naming every object an apply created, and one Updated event for what it updated", func() {
-			recorder := events.NewFakeRecorder(10)
-			eng.Recorder = recorder
+		It("should record one Created event naming every object an apply created, and one Updated event for what it updated, each apply's its own", func() {
+			cs, err := kubernetes.NewForConfig(env.Config)
+			Expect(err).NotTo(HaveOccurred())
+			broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+			stop := make(chan struct{})
+			DeferCleanup(func() { close(stop) })
+			broadcaster.StartRecordingToSink(stop)
+			eng.Recorder = broadcaster.NewRecorder(env.Scheme, "kubeforge-test")
 			owner := newOwner("one-event")
-			desired := func(port int32) [][]client.Object {
-				return [][]client.Object{{service("one-event-a", 80, nil), service("one-event-b", 81, nil)}, {service("one-event-c", port, nil)}}
+			notes := func() []string {
+				list := &eventsv1.EventList{}
+				Expect(env.Client.List(ctx, list, client.InNamespace("default"))).To(Succeed())
+				var out []string
+				for _, ev := range list.Items {
+					if ev.Regarding.UID == owner.UID {
+						out = append(out, fmt.Sprintf("%s %s (%d)", ev.Reason, ev.Note, max(1, seriesCount(ev.Series))))
+					}
+				}
+				sort.Strings(out)
+				return out
 			}
-			res, err := eng.ApplyStages(ctx, owner, desired(82), &corev1.Service{})
+			desired := [][]client.Object{{service("one-event-a", 80, nil), service("one-event-b", 81, nil)}, {service("one-event-c", 82, nil)}}
+			res, err := eng.ApplyStages(ctx, owner, desired, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Created).To(HaveLen(3))
-			Expect(recorder.Events).To(Receive(Equal("Normal Created Created " + strings.Join(res.Created, ", "))))
-			Expect(recorder.Events).NotTo(Receive(), "one event for the apply")
+			first := "Created Created " + strings.Join(res.Created, ", ") + " (1)"
+			Eventually(notes).Should(Equal([]string{first}))
 
-			// Once the cache has the seals, a change of one object: one event.
-			Eventually(func(g Gomega) {
-				res, err := eng.ApplyStages(ctx, owner, desired(82), &corev1.Service{})
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(res.Unchanged).To(HaveLen(3))
-			}).Should(Succeed())
-			Expect(recorder.Events).NotTo(Receive(), "no event for an apply that changed nothing")
-			res, err = eng.ApplyStages(ctx, owner, desired(83), &corev1.Service{})
+			By("a second apply that creates two more: an event of its own, not a repeat of the first")
+			desired = append(desired, []client.Object{service("one-event-d", 83, nil), service("one-event-e", 84, nil)})
+			res, err = eng.ApplyStages(ctx, owner, desired, &corev1.Service{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Created).To(ConsistOf("Service/one-event-d", "Service/one-event-e"))
+			second := "Created Created " + strings.Join(res.Created, ", ") + " (1)"
+			Eventually(notes).Should(ConsistOf(first, second))
+
+			By("a change of one object: one Updated event naming it")
+			desired[1] = []client.Object{service("one-event-c", 85, nil)}
+			res, err = eng.ApplyStages(ctx, owner, desired, &corev1.Service{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Updated).To(Equal([]string{"Service/one-event-c"}))
-			Expect(recorder.Events).To(Receive(Equal("Normal Updated Updated Service/one-event-c")))
-			Expect(recorder.Events).NotTo(Receive())
+			Eventually(notes).Should(ConsistOf(first, second, "Updated Updated Service/one-event-c (1)"))
 		})
 
 		It("should give back each object as the API server answered, or as cached when unchanged", func() {
@@ -375,3 +396,10 @@ var _ = Describe("Engine", func() {
 		})
 	})
 })
+
+func seriesCount(s *eventsv1.EventSeries) int32 {
+	if s == nil {
+		return 0
+	}
+	return s.Count
+}

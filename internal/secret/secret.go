@@ -82,16 +82,28 @@ func hashWith(password string, salt []byte) string {
 		enc.EncodeToString(salt), enc.EncodeToString(key))
 }
 
-// Verify reports whether phc, a hash as Hash writes it, is the hash of
-// password with Hash's parameters.
+// Verify reports whether phc, an argon2id hash in the PHC string format
+// (as Hash writes it, with its parameters or others), is the hash of
+// password.
 func Verify(password, phc string) bool {
 	parts := strings.Split(phc, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" {
+	if len(parts) != 6 || parts[1] != "argon2id" || parts[2] != fmt.Sprintf("v=%d", argon2.Version) {
 		return false
 	}
-	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
-	if err != nil {
+	var m, t uint32
+	var p uint8
+	// Within what argon2id allows, and no more than any hash kubeforge made
+	// (19 MiB and two passes before 1 MiB and one): a hash that asks for
+	// gigabytes is refused, not computed.
+	if n, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || n != 3 ||
+		t == 0 || t > 4 || p == 0 || m < 8*uint32(p) || m > 64*1024 {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(hashWith(password, salt)), []byte(phc)) == 1
+	salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
+	want, err2 := base64.RawStdEncoding.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
 }

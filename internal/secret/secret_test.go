@@ -16,6 +16,7 @@ package secret
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,6 +66,35 @@ func TestHash(t *testing.T) {
 	again, _ := Hash("password")
 	if again == got {
 		t.Fatalf("two hashes of one password are equal (%s): the salt is not random", got)
+	}
+}
+
+// TestVerifyReadsTheParametersFromTheHash: a hash made with the earlier
+// parameters (19 MiB, two passes) still verifies, a wrong password does
+// not, and a hash asking for more than kubeforge ever used is refused.
+func TestVerifyReadsTheParametersFromTheHash(t *testing.T) {
+	salt := []byte("0123456789abcdef")
+	enc := base64.RawStdEncoding
+	phc := func(m, t uint32, key []byte) string {
+		return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=1$%s$%s", m, t, enc.EncodeToString(salt), enc.EncodeToString(key))
+	}
+	earlier := phc(19456, 2, argon2.IDKey([]byte("pw"), salt, 2, 19456, 1, 32))
+	if !Verify("pw", earlier) || Verify("px", earlier) {
+		t.Fatalf("a hash with the earlier parameters: Verify(right) %v, Verify(wrong) %v", Verify("pw", earlier), Verify("px", earlier))
+	}
+	now, err := Hash("pw")
+	if err != nil || !Verify("pw", now) || Verify("px", now) {
+		t.Fatalf("a hash of Hash (%v): want it verified for its password only", err)
+	}
+	for _, bad := range []string{
+		phc(1<<22, 1, make([]byte, 32)), // 4 GiB
+		phc(1024, 100, make([]byte, 32)),
+		"$argon2i$v=19$m=1024,t=1,p=1$" + enc.EncodeToString(salt) + "$" + enc.EncodeToString(make([]byte, 32)),
+		"$argon2id$v=19$m=1024,t=1,p=1$" + enc.EncodeToString(salt) + "$",
+	} {
+		if Verify("pw", bad) {
+			t.Errorf("Verify accepted %q", bad)
+		}
 	}
 }
 
