@@ -424,11 +424,6 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 			}
 			continue
 		}
-		for _, obj := range stage {
-			if gvk, err := apiutil.GVKForObject(obj, e.Scheme); err == nil {
-				desired[objectKey(gvk, obj.GetName())] = obj
-			}
-		}
 		results := make([]applied, len(stage))
 		if len(stage) == 1 {
 			r := &results[0]
@@ -449,6 +444,7 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 			}
 			if r.key != "" {
 				keep[r.key] = true
+				desired[r.key] = stage[i]
 			}
 			if r.err != nil {
 				if IsConflict(r.err) || errors.Is(r.err, errRemade) { // it has its own warning
