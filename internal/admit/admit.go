@@ -212,9 +212,11 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 		}
 		d.k.DefaultNew(was, obj)
 	}
-	if err := recordCreator(req, obj); err != nil {
-		return err
+	var stored metav1.Object
+	if old != nil {
+		stored = *old
 	}
+	recordCreator(req, stored, obj)
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return nil
 	}
@@ -255,12 +257,12 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	// errors after the CRD's schema has had its say, as it always has; the
 	// references policy refuses what it names. No answer from the API
 	// server is not a refusal: the request fails, to be tried again.
-	var stored T
+	var was T
 	var who metav1.Object = obj
 	if old != nil {
-		stored, who = *old, *old
+		was, who = *old, *old
 	}
-	if errs := d.checks.access(ctx, obj, false, stored); len(errs) > 0 {
+	if errs := d.checks.access(ctx, obj, false, was); len(errs) > 0 {
 		for _, e := range errs {
 			if e.Type == field.ErrorTypeInternal {
 				return Invalid(d.k.GVK.GroupKind(), obj, field.ErrorList{e})
@@ -280,35 +282,30 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 // create is kept for the validating webhook to check (the requester must
 // be allowed to impersonate that user); the ValidatingAdmissionPolicy
 // kubeforge-owner-record holds the same rules when the webhooks are not
-// called.
-func recordCreator(req admission.Request, obj client.Object) error {
+// called. old is the stored object of an update, as the request gives it.
+func recordCreator(req admission.Request, old metav1.Object, obj client.Object) {
 	annotations := obj.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	switch req.Operation {
-	case admissionv1.Create:
+	switch {
+	case req.Operation == admissionv1.Create:
 		annotations[proof.CreatedByAnnotation] = req.UserInfo.Username
 		if annotations[proof.OwnerAnnotation] == "" {
 			annotations[proof.OwnerAnnotation] = req.UserInfo.Username
 		}
-	case admissionv1.Update:
-		var old metav1.PartialObjectMetadata
-		if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
-			return fmt.Errorf("reading the stored object: %w", err)
-		}
+	case req.Operation == admissionv1.Update && old != nil:
 		for _, key := range []string{proof.CreatedByAnnotation, proof.OwnerAnnotation} {
-			if was, ok := old.Annotations[key]; ok {
+			if was, ok := old.GetAnnotations()[key]; ok {
 				annotations[key] = was
 			} else {
 				delete(annotations, key)
 			}
 		}
 	default:
-		return nil
+		return
 	}
 	obj.SetAnnotations(annotations)
-	return nil
 }
 
 type validator[T client.Object] struct {
@@ -414,16 +411,30 @@ func (k Kind[T]) onlyHarmless(oldObj, newObj T) bool {
 	return k.sameSpec(oldObj, newObj, k.Harmless)
 }
 
+// sameSpec compares the specs as they serialise, the stored one with the
+// kind's defaults, after clear (when given) on copies of both. Only the
+// specs are converted: an object's managed fields, on every update, cost
+// more than its spec.
 func (k Kind[T]) sameSpec(oldObj, newObj T, clear func(T)) bool {
-	was, is := oldObj.DeepCopyObject().(T), newObj.DeepCopyObject().(T)
+	was, is := oldObj.DeepCopyObject().(T), newObj
 	k.Default(was)
 	if clear != nil {
+		is = newObj.DeepCopyObject().(T)
 		clear(was)
 		clear(is)
 	}
-	a, errA := runtime.DefaultUnstructuredConverter.ToUnstructured(was)
-	b, errB := runtime.DefaultUnstructuredConverter.ToUnstructured(is)
-	return errA == nil && errB == nil && equality.Semantic.DeepEqual(a["spec"], b["spec"])
+	a, errA := unstructuredSpec(was)
+	b, errB := unstructuredSpec(is)
+	return errA == nil && errB == nil && equality.Semantic.DeepEqual(a, b)
+}
+
+// unstructuredSpec is obj's spec as unstructured content.
+func unstructuredSpec(obj client.Object) (map[string]any, error) {
+	spec := reflect.ValueOf(obj).Elem().FieldByName("Spec")
+	if !spec.IsValid() || spec.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%T has no spec", obj)
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(spec.Addr().Interface())
 }
 
 func (v validator[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
@@ -447,7 +458,13 @@ func Invalid(gk schema.GroupKind, obj runtime.Object, errs field.ErrorList) erro
 // message that names no field.
 func guardQuantities(gk schema.GroupKind, h admission.Handler) admission.Handler {
 	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		if req.Operation == admissionv1.Create || req.Operation == admissionv1.Update {
+		resp := h.Handle(ctx, req)
+		// Only a request h could not decode is looked at again: every
+		// quantity of the kinds is typed, so one that does not parse fails
+		// the decoding, and the raw walk costs a request that decodes
+		// nothing.
+		if !resp.Allowed && resp.Result != nil && resp.Result.Code == http.StatusBadRequest &&
+			(req.Operation == admissionv1.Create || req.Operation == admissionv1.Update) {
 			if errs := validation.RawQuantityErrors(req.Object.Raw); len(errs) > 0 {
 				status := apierrors.NewInvalid(gk, req.Name, errs).ErrStatus
 				return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
@@ -456,7 +473,6 @@ func guardQuantities(gk schema.GroupKind, h admission.Handler) admission.Handler
 				}}
 			}
 		}
-		resp := h.Handle(ctx, req)
 		if !resp.Allowed && resp.Result != nil && resp.Result.Code == 0 {
 			resp.Result.Code = http.StatusForbidden
 		}

@@ -16,11 +16,18 @@ package admit
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/scheme"
 )
 
 func TestMetadataOnlyUpdatesAreAdmitted(t *testing.T) {
@@ -82,5 +89,31 @@ func TestRemovingACommandAnnotationIsAChange(t *testing.T) {
 		if got := KubernetesCluster.commandChanged(with(tc.old), with(tc.new)); got != tc.changed {
 			t.Errorf("%s: commandChanged = %v, want %v", name, got, tc.changed)
 		}
+	}
+}
+
+// A quantity that does not parse is answered with a field error naming
+// it, though the typed decoding fails on it with a message that names no
+// field; a request that decodes is not walked again.
+func TestAQuantityThatDoesNotParseIsAFieldError(t *testing.T) {
+	wh := admission.WithDefaulter[*appsv1alpha1.PodSet](scheme.New(), defaulter[*appsv1alpha1.PodSet]{k: PodSet})
+	h := guardQuantities(PodSet.GVK.GroupKind(), wh.Handler)
+	request := func(cpu string) admission.Request {
+		raw := `{"apiVersion":"apps.kubeforge.io/v1alpha1","kind":"PodSet","metadata":{"name":"p","namespace":"default"},` +
+			`"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx","resources":{"requests":{"cpu":"` + cpu + `"}}}]}}}}`
+		return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			Operation: admissionv1.Create, Name: "p", Namespace: "default",
+			Object: runtime.RawExtension{Raw: []byte(raw)},
+		}}
+	}
+	resp := h.Handle(context.Background(), request("abc"))
+	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("a bad quantity: want a 422 refusal, got allowed=%v result=%+v", resp.Allowed, resp.Result)
+	}
+	if want := "spec.template.spec.containers[0].resources.requests[cpu]"; !strings.Contains(resp.Result.Message, want) {
+		t.Errorf("the refusal does not name %s: %s", want, resp.Result.Message)
+	}
+	if resp := h.Handle(context.Background(), request("500m")); !resp.Allowed {
+		t.Errorf("a good quantity was refused: %+v", resp.Result)
 	}
 }
