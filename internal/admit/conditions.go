@@ -63,9 +63,12 @@ func kubeforgeKeysChanged(field string) string {
 // true) or validating webhooks; config/webhook/manifests.yaml carries them
 // (hack/webhookconditions, run by make manifests).
 func MatchConditions(mutating bool) []admissionregistrationv1.MatchCondition {
-	conds := []admissionregistrationv1.MatchCondition{{Name: "spec-or-kubeforge-annotations-changed", Expression: callWhenChanged}}
-	if !mutating {
-		conds = append(conds, admissionregistrationv1.MatchCondition{Name: "not-stamped-by-the-mutating-webhook", Expression: callWhenUnstamped})
+	if mutating {
+		return []admissionregistrationv1.MatchCondition{{Name: "spec-or-kubeforge-annotations-changed", Expression: callWhenChanged}}
 	}
-	return conds
+	// One expression, the stamp first: the API server evaluates every
+	// condition of a webhook, where CEL's && stops at a stamp, before
+	// comparing the specs of what the mutating webhook approved.
+	return []admissionregistrationv1.MatchCondition{{Name: "not-stamped-and-spec-or-kubeforge-annotations-changed",
+		Expression: "(" + callWhenUnstamped + ") && (" + callWhenChanged + ")"}}
 }

@@ -189,9 +189,11 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 			// change of the spec beyond its harmless fields, a command.
 			// Every other update (labels, other annotations, status
 			// writes of a client that updates the whole object) costs no
-			// evaluation of the hundreds of checks below.
+			// evaluation of the checks below; and the checks do not ask
+			// it again, which would compare the specs a second time on
+			// every update they check.
 			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "recheck", Expression: s.recheck()}},
-			Variables:       append([]admissionregistrationv1.Variable{{Name: "recheck", Expression: s.recheck()}}, variables...),
+			Variables:       variables,
 			Validations:     validations,
 		},
 	}
@@ -332,7 +334,7 @@ func referenceChecks(sites []validation.Site, implicit map[string]string, policy
 	}
 	var checks []admissionregistrationv1.Validation
 	deny := func(expr, msg string) {
-		checks = append(checks, admissionregistrationv1.Validation{Expression: "!variables.recheck || " + expr, Message: msg,
+		checks = append(checks, admissionregistrationv1.Validation{Expression: expr, Message: msg,
 			Reason: ptr.To(metav1.StatusReasonForbidden)})
 	}
 	concat := func(lists []string) string {
@@ -392,7 +394,7 @@ func referenceChecks(sites []validation.Site, implicit map[string]string, policy
 	}
 	// First: past the bound, no name slot is reached.
 	checks = append([]admissionregistrationv1.Validation{{
-		Expression: fmt.Sprintf("!variables.recheck || size(variables.refs) <= %d", MaxPolicyReferences),
+		Expression: fmt.Sprintf("size(variables.refs) <= %d", MaxPolicyReferences),
 		Message: fmt.Sprintf("the spec names more than %d distinct Secrets, ConfigMaps, claims and ServiceAccounts: the API server checks "+
 			"at most %d in one request (%s); name fewer, e.g. one Secret with several keys", MaxPolicyReferences, MaxPolicyReferences, policy),
 		Reason: ptr.To(metav1.StatusReasonForbidden),
@@ -411,7 +413,7 @@ func referenceChecks(sites []validation.Site, implicit map[string]string, policy
 			}
 		}
 		checks = append(checks, admissionregistrationv1.Validation{
-			Expression: fmt.Sprintf("!variables.recheck || size(variables.refs) <= %d || (%s)", i, check),
+			Expression: fmt.Sprintf("size(variables.refs) <= %d || (%s)", i, check),
 			MessageExpression: fmt.Sprintf("request.userInfo.username + ' may not have kubeforge use the ' + %s + ' ' + %s + ' (%s: ' + (%s) + ')'",
 				kind, name, policy, may),
 			Message: fmt.Sprintf("the spec names an object that the requester may not have kubeforge use (%s)", policy),
