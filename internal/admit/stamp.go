@@ -112,7 +112,10 @@ func (k Kind[T]) stampDigest(obj T) (string, error) {
 	if k.Harmless != nil {
 		k.Harmless(c)
 	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+	// The spec alone, converted as a whole object's would be (a spec is
+	// never left out): the same bytes as ever, so that stored stamps
+	// verify, without converting the managed fields too.
+	spec, err := unstructuredSpec(c)
 	if err != nil {
 		return "", err
 	}
@@ -130,7 +133,7 @@ func (k Kind[T]) stampDigest(obj T) (string, error) {
 		Commands  map[string]string `json:"commands"`
 		Owner     string            `json:"owner"`
 		CreatedBy string            `json:"createdBy"`
-	}{u["spec"], commands, obj.GetAnnotations()[proof.OwnerAnnotation], obj.GetAnnotations()[proof.CreatedByAnnotation]})
+	}{spec, commands, obj.GetAnnotations()[proof.OwnerAnnotation], obj.GetAnnotations()[proof.CreatedByAnnotation]})
 	if err != nil {
 		return "", err
 	}

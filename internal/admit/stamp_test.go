@@ -16,12 +16,16 @@ package admit
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -271,5 +275,57 @@ func TestConsumingACommandKeepsTheApproval(t *testing.T) {
 	unstamped.Annotations[appsv1alpha1.RotateSecretAnnotation] = "session"
 	if err := Platform.WithoutCommand(keys, unstamped, appsv1alpha1.RotateSecretAnnotation); err != nil || Platform.Stamped(keys, unstamped) {
 		t.Error("consuming a command stamped a Platform that had no stamp")
+	}
+}
+
+// A stamp covers the spec as a whole object's conversion gives it: the
+// digest is made from the spec alone, and must be byte for byte what it
+// was made from when the object's stamp was stored.
+func TestTheStampDigestIsTheSpecAsAWholeObjectConvertsIt(t *testing.T) {
+	whole := func(obj any, defaults func(), harmless func()) string {
+		defaults()
+		if harmless != nil {
+			harmless()
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(struct {
+			Spec      any               `json:"spec"`
+			Commands  map[string]string `json:"commands"`
+			Owner     string            `json:"owner"`
+			CreatedBy string            `json:"createdBy"`
+		}{u["spec"], map[string]string{}, "alice", "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
+	}
+	records := metav1.ObjectMeta{Name: "a", Namespace: "team",
+		Annotations:   map[string]string{proof.OwnerAnnotation: "alice", proof.CreatedByAnnotation: "alice"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}}
+
+	ps := podSetNamingASecret()
+	ps.ObjectMeta = *records.DeepCopy()
+	got, err := PodSet.stampDigest(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ps.DeepCopy()
+	if want := whole(c, func() { PodSet.Default(c) }, func() { PodSet.Harmless(c) }); got != want {
+		t.Errorf("PodSet: digest %s, a whole object's %s", got, want)
+	}
+
+	// A spec with nothing set, under a field that may be omitted when empty.
+	ws := &idev1alpha1.Workspace{ObjectMeta: *records.DeepCopy()}
+	got, err = Workspace.stampDigest(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ws.DeepCopy()
+	if want := whole(w, func() { Workspace.Default(w) }, func() { Workspace.Harmless(w) }); got != want {
+		t.Errorf("Workspace: digest %s, a whole object's %s", got, want)
 	}
 }
