@@ -906,6 +906,13 @@ func markdown(r Result) string {
 			verdict(w.UsersWith.CreateP50ms.Median/w.UsersWithout.CreateP50ms.Median, 1.2, "×"),
 			w.With.RequestsPerSecond.Median/w.Without.RequestsPerSecond.Median, w.With.CreateP50ms.Median/w.Without.CreateP50ms.Median)
 	}
+	if uw, uo := w.UsersWith, w.UsersWithout; len(uw.APIServerCPUms.Runs) > 0 && len(uo.APIServerCPUms.Runs) > 0 {
+		p("\nWhat each request of the users' load cost in CPU (user and system, from /proc, over the load; per request the clients\n")
+		p("made): the API server %s with kubeforge's admission against %s with none, the manager %s against %s —\n",
+			f(uw.APIServerCPUms, " ms"), f(uo.APIServerCPUms, " ms"), f(uw.ManagerCPUms, " ms"), f(uo.ManagerCPUms, " ms"))
+		p("admission's cost, %.2f ms a request of the two together, steadier from run to run than the throughput.\n",
+			uw.APIServerCPUms.Median+uw.ManagerCPUms.Median-uo.APIServerCPUms.Median-uo.ManagerCPUms.Median)
+	}
 
 	m := r.Memory
 	p("\n## 4. Memory\n\n")

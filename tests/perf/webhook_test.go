@@ -264,17 +264,33 @@ type WebhookLatency struct {
 type ClientLatency struct {
 	RequestsPerSecond                                  stats
 	CreateP50ms, CreateP99ms, UpdateP50ms, UpdateP99ms stats
+	// APIServerCPUms and ManagerCPUms are the CPU time (user and
+	// system, from /proc) the API server and the manager used during
+	// the load, per request the clients made: what each request cost
+	// them, steadier from run to run than the throughput, which the
+	// whole machine's share of the 2 cores moves.
+	APIServerCPUms, ManagerCPUms stats
 }
 
-func clientLatency(runs []*latencies, d time.Duration) ClientLatency {
-	var rate, c50, c99, u50, u99 []float64
-	for _, l := range runs {
-		rate = append(rate, float64(len(l.creates)+len(l.update))/d.Seconds())
+// clientLatency summarises runs; cpu, when given, is what each run cost
+// the API server and the manager.
+func clientLatency(runs []*latencies, d time.Duration, cpu []cpuUse) ClientLatency {
+	var rate, c50, c99, u50, u99, api, mgr []float64
+	for i, l := range runs {
+		n := float64(len(l.creates) + len(l.update))
+		rate = append(rate, n/d.Seconds())
 		c50, c99 = append(c50, quantile(l.creates, 0.5)), append(c99, quantile(l.creates, 0.99))
 		u50, u99 = append(u50, quantile(l.update, 0.5)), append(u99, quantile(l.update, 0.99))
+		if i < len(cpu) && n > 0 {
+			api, mgr = append(api, 1000*cpu[i].apiServer/n), append(mgr, 1000*cpu[i].manager/n)
+		}
 	}
-	return ClientLatency{RequestsPerSecond: summarize(rate), CreateP50ms: summarize(c50), CreateP99ms: summarize(c99),
+	c := ClientLatency{RequestsPerSecond: summarize(rate), CreateP50ms: summarize(c50), CreateP99ms: summarize(c99),
 		UpdateP50ms: summarize(u50), UpdateP99ms: summarize(u99)}
+	if len(api) > 0 {
+		c.APIServerCPUms, c.ManagerCPUms = summarize(api), summarize(mgr)
+	}
+	return c
 }
 
 // serveWebhooksAndAPI restarts the manager serving the webhooks and the
@@ -324,6 +340,8 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 	kube := []string{"KUBECONFIG=" + e.kubeconfig}
 	pooled := map[string]map[int]uint64{}
 	var with, without, usersWith, usersWithout []*latencies
+	var cpuWith, cpuWithout []cpuUse
+	apiServer := apiServerPID(t, "kubeforge-perf")
 	installed := true
 	for r := range reps {
 		for _, withHooks := range []bool{r%2 == 0, r%2 != 0} {
@@ -337,7 +355,9 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 				namespace(t, e.c, usersNS)
 				tenants(t, e.c, usersNS)
 				before := e.nativeHistograms()
+				cpu := e.cpuUse(apiServer)
 				usersWith = append(usersWith, loadUsers(t, e.kubeconfig, nil, usersNS, clients, d))
+				cpuWith = append(cpuWith, e.cpuUse(apiServer).since(cpu))
 				with = append(with, load(t, e.raw, ns, clients, d))
 				for p, after := range e.nativeHistograms() {
 					if pooled[p] == nil {
@@ -361,7 +381,9 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 			namespace(t, e.c, usersNS)
 			tenants(t, e.c, usersNS)
 			n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
+			cpu := e.cpuUse(apiServer)
 			usersWithout = append(usersWithout, loadUsers(t, e.kubeconfig, e.keys, usersNS, clients, d))
+			cpuWithout = append(cpuWithout, e.cpuUse(apiServer).since(cpu))
 			without = append(without, load(t, e.raw, ns, clients, d))
 			if n1 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", ""); n1 != n0 {
 				t.Errorf("%v webhook calls during a run without webhooks", n1-n0)
@@ -395,8 +417,12 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 	if mutating != len(loadKinds) {
 		t.Errorf("the load reached %d mutating webhooks, want %d (one per kind): %+v", mutating, len(loadKinds), f.PerWebhook)
 	}
-	f.With, f.Without = clientLatency(with, d), clientLatency(without, d)
-	f.UsersWith, f.UsersWithout = clientLatency(usersWith, d), clientLatency(usersWithout, d)
+	f.With, f.Without = clientLatency(with, d, nil), clientLatency(without, d, nil)
+	f.UsersWith, f.UsersWithout = clientLatency(usersWith, d, cpuWith), clientLatency(usersWithout, d, cpuWithout)
+	if uw, uo := f.UsersWith, f.UsersWithout; len(uw.APIServerCPUms.Runs) > 0 && len(uo.APIServerCPUms.Runs) > 0 {
+		t.Logf("users' load, CPU per request: the API server %.2f ms with kubeforge's admission, %.2f ms with none; the manager %.2f ms, %.2f ms (medians)",
+			uw.APIServerCPUms.Median, uo.APIServerCPUms.Median, uw.ManagerCPUms.Median, uo.ManagerCPUms.Median)
+	}
 	if installed {
 		run(t, kube, "kubectl", "delete", "-f", manifest)
 		run(t, kube, "kubectl", "delete", policies[0], policies[1], policies[2], policies[3])
