@@ -294,9 +294,15 @@ func recordCreator(req admission.Request, old metav1.Object, obj client.Object) 
 		if annotations[proof.OwnerAnnotation] == "" {
 			annotations[proof.OwnerAnnotation] = req.UserInfo.Username
 		}
-	case req.Operation == admissionv1.Update && old != nil:
+	case req.Operation == admissionv1.Update:
+		// Without a stored object (never, today: Default refuses an update
+		// whose stored object does not decode), no record is kept.
+		var stored map[string]string
+		if old != nil {
+			stored = old.GetAnnotations()
+		}
 		for _, key := range []string{proof.CreatedByAnnotation, proof.OwnerAnnotation} {
-			if was, ok := old.GetAnnotations()[key]; ok {
+			if was, ok := stored[key]; ok {
 				annotations[key] = was
 			} else {
 				delete(annotations, key)
@@ -458,13 +464,11 @@ func Invalid(gk schema.GroupKind, obj runtime.Object, errs field.ErrorList) erro
 // message that names no field.
 func guardQuantities(gk schema.GroupKind, h admission.Handler) admission.Handler {
 	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		resp := h.Handle(ctx, req)
-		// Only a request h could not decode is looked at again: every
-		// quantity of the kinds is typed, so one that does not parse fails
-		// the decoding, and the raw walk costs a request that decodes
-		// nothing.
-		if !resp.Allowed && resp.Result != nil && resp.Result.Code == http.StatusBadRequest &&
-			(req.Operation == admissionv1.Create || req.Operation == admissionv1.Update) {
+		// Every request, not only one h cannot decode: the typed decoding
+		// trims spaces around a quantity (" 500m") and h's patch writes
+		// it back trimmed, where this walk refuses it, as the CRD's
+		// schema does.
+		if req.Operation == admissionv1.Create || req.Operation == admissionv1.Update {
 			if errs := validation.RawQuantityErrors(req.Object.Raw); len(errs) > 0 {
 				status := apierrors.NewInvalid(gk, req.Name, errs).ErrStatus
 				return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
@@ -473,6 +477,7 @@ func guardQuantities(gk schema.GroupKind, h admission.Handler) admission.Handler
 				}}
 			}
 		}
+		resp := h.Handle(ctx, req)
 		if !resp.Allowed && resp.Result != nil && resp.Result.Code == 0 {
 			resp.Result.Code = http.StatusForbidden
 		}

@@ -94,7 +94,9 @@ func TestRemovingACommandAnnotationIsAChange(t *testing.T) {
 
 // A quantity that does not parse is answered with a field error naming
 // it, though the typed decoding fails on it with a message that names no
-// field; a request that decodes is not walked again.
+// field — and so is one with spaces around it, which the typed decoding
+// takes (and the patch would write back trimmed) but the CRD's schema
+// refuses.
 func TestAQuantityThatDoesNotParseIsAFieldError(t *testing.T) {
 	wh := admission.WithDefaulter[*appsv1alpha1.PodSet](scheme.New(), defaulter[*appsv1alpha1.PodSet]{k: PodSet})
 	h := guardQuantities(PodSet.GVK.GroupKind(), wh.Handler)
@@ -106,12 +108,14 @@ func TestAQuantityThatDoesNotParseIsAFieldError(t *testing.T) {
 			Object: runtime.RawExtension{Raw: []byte(raw)},
 		}}
 	}
-	resp := h.Handle(context.Background(), request("abc"))
-	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity {
-		t.Fatalf("a bad quantity: want a 422 refusal, got allowed=%v result=%+v", resp.Allowed, resp.Result)
-	}
-	if want := "spec.template.spec.containers[0].resources.requests[cpu]"; !strings.Contains(resp.Result.Message, want) {
-		t.Errorf("the refusal does not name %s: %s", want, resp.Result.Message)
+	for _, bad := range []string{"abc", " 500m"} {
+		resp := h.Handle(context.Background(), request(bad))
+		if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity {
+			t.Fatalf("%q: want a 422 refusal, got allowed=%v result=%+v", bad, resp.Allowed, resp.Result)
+		}
+		if want := "spec.template.spec.containers[0].resources.requests[cpu]"; !strings.Contains(resp.Result.Message, want) {
+			t.Errorf("%q: the refusal does not name %s: %s", bad, want, resp.Result.Message)
+		}
 	}
 	if resp := h.Handle(context.Background(), request("500m")); !resp.Allowed {
 		t.Errorf("a good quantity was refused: %+v", resp.Result)

@@ -27,9 +27,9 @@ import (
 )
 
 // RawQuantityErrors finds every resource quantity in a raw JSON object
-// (any "requests" or "limits" map inside a "resources" object, and any
-// "size" or "storage" string next to them) that does not parse, and returns
-// a field error for each one with its full path.
+// (any "requests" or "limits" map inside a "resources" object) that does
+// not parse as it is written, spaces included, and returns a field error
+// for each one with its full path.
 //
 // Typed decoding stops at the first bad quantity with a message that names
 // no field; admission runs this on the raw request first so the user learns
