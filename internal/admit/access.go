@@ -180,21 +180,27 @@ func serviceAccountUser(user string) (ns, name string, ok bool) {
 
 // specOf is obj's spec field, nil when it has none.
 func specOf(obj any) any {
-	v := reflect.ValueOf(obj)
-	for v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return nil
-		}
-		v = v.Elem()
-	}
-	if v.Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.FieldByName("Spec")
+	f := specField(obj)
 	if !f.IsValid() {
 		return nil
 	}
 	return f.Interface()
+}
+
+// specField is obj's field Spec (addressable when obj is a pointer), or
+// the zero Value when it has none.
+func specField(obj any) reflect.Value {
+	v := reflect.ValueOf(obj)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return reflect.Value{}
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.FieldByName("Spec")
 }
 
 // asker asks SubjectAccessReviews for one requester, each question once.

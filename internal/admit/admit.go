@@ -436,8 +436,8 @@ func (k Kind[T]) sameSpec(oldObj, newObj T, clear func(T)) bool {
 
 // unstructuredSpec is obj's spec as unstructured content.
 func unstructuredSpec(obj client.Object) (map[string]any, error) {
-	spec := reflect.ValueOf(obj).Elem().FieldByName("Spec")
-	if !spec.IsValid() || spec.Kind() != reflect.Struct {
+	spec := specField(obj)
+	if !spec.IsValid() || spec.Kind() != reflect.Struct || !spec.CanAddr() {
 		return nil, fmt.Errorf("%T has no spec", obj)
 	}
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(spec.Addr().Interface())
@@ -464,10 +464,9 @@ func Invalid(gk schema.GroupKind, obj runtime.Object, errs field.ErrorList) erro
 // message that names no field.
 func guardQuantities(gk schema.GroupKind, h admission.Handler) admission.Handler {
 	return admission.HandlerFunc(func(ctx context.Context, req admission.Request) admission.Response {
-		// Every request, not only one h cannot decode: the typed decoding
-		// trims spaces around a quantity (" 500m") and h's patch writes
-		// it back trimmed, where this walk refuses it, as the CRD's
-		// schema does.
+		// Every request, and before h: the typed decoding takes a quantity
+		// with spaces around it (" 500m"), which this walk and the CRD's
+		// schema refuse.
 		if req.Operation == admissionv1.Create || req.Operation == admissionv1.Update {
 			if errs := validation.RawQuantityErrors(req.Object.Raw); len(errs) > 0 {
 				status := apierrors.NewInvalid(gk, req.Name, errs).ErrStatus

@@ -122,7 +122,7 @@ func freePort(t *testing.T) int {
 func setup(t *testing.T, nodes, volumes int) *env {
 	bin := strings.TrimSpace(run(t, nil, "hack/test-binaries.sh", "--print"))
 	// A /16 Service range: every Balancer takes two Services.
-	clusterEnv := []string{"CLUSTER_NAME=kubeforge-perf", fmt.Sprintf("CLUSTER_NODES=%d", nodes), fmt.Sprintf("CLUSTER_VOLUMES=%d", volumes),
+	clusterEnv := []string{"CLUSTER_NAME=" + perfCluster, fmt.Sprintf("CLUSTER_NODES=%d", nodes), fmt.Sprintf("CLUSTER_VOLUMES=%d", volumes),
 		"CLUSTER_SERVICE_CIDR=10.96.0.0/16", "PATH=" + bin + ":" + os.Getenv("PATH")}
 	// Deleted however far its start got.
 	t.Cleanup(func() {

@@ -51,6 +51,9 @@ var (
 )
 
 const (
+	// perfCluster is the kwok parts' cluster; realClusterName the real
+	// node's.
+	perfCluster     = "kubeforge-perf"
 	realClusterName = "kubeforge-perf-real"
 	// realNodeLabel is the label hack/real-node.sh gives the real node;
 	// the fake node is tainted besides, so what names no node lands there.

@@ -341,7 +341,7 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 	pooled := map[string]map[int]uint64{}
 	var with, without, usersWith, usersWithout []*latencies
 	var cpuWith, cpuWithout []cpuUse
-	apiServer := apiServerPID(t, "kubeforge-perf")
+	apiServer := apiServerPID(t, perfCluster)
 	installed := true
 	for r := range reps {
 		for _, withHooks := range []bool{r%2 == 0, r%2 != 0} {
