@@ -42,31 +42,60 @@ func realTemplate(kind string) corev1.PodTemplateSpec {
 // measurePods times one PodSet of n replicas until Ready against one
 // Deployment of n until all are available, on the real node, which goes
 // first alternating between runs; each is deleted, its Pods gone, before
-// the next starts.
-func (r *realEnv) measurePods(n, reps int) (ps, dep, ratio, before, after stats) {
+// the next starts. Around each start it reads the CPU time the manager
+// and the API server used, and the manager's reconciles and writes: what
+// the PodSet costs the machine beside the pods' own start.
+func (r *realEnv) measurePods(n, reps int) PodFigures {
 	var psSecs, depSecs, ratios, befores, afters []float64
+	var psMgr, depMgr, psAPI, depAPI, psRec, psWrites []float64
+	apiServer := apiServerPID(r.t, realClusterName)
 	for rep := range reps {
 		var p podSetTimes
 		var d time.Duration
+		var pu, du cpuUse
+		var pw, pr float64
+		// Read when the start is over, before the deletion.
+		podSet := func() {
+			u0 := r.cpuUse(apiServer)
+			w0, r0 := r.scrape()
+			p = r.podSetPods(n, func() {
+				w1, r1 := r.scrape()
+				pu, pw, pr = r.cpuUse(apiServer).since(u0), w1-w0, r1-r0
+			})
+		}
+		deployment := func() {
+			u0 := r.cpuUse(apiServer)
+			d = r.deploymentPods(n, func() { du = r.cpuUse(apiServer).since(u0) })
+		}
 		if rep%2 == 0 {
-			p, d = r.podSetPods(n), r.deploymentPods(n)
+			podSet()
+			deployment()
 		} else {
-			d, p = r.deploymentPods(n), r.podSetPods(n)
+			deployment()
+			podSet()
 		}
 		psSecs, depSecs, ratios = append(psSecs, p.ready.Seconds()), append(depSecs, d.Seconds()), append(ratios, p.ready.Seconds()/d.Seconds())
 		befores, afters = append(befores, p.deployment.Seconds()), append(afters, (p.ready-p.available).Seconds())
-		r.t.Logf("run %d: a PodSet of %d real pods Ready in %s (its Deployment seen after %s, available at %s), a Deployment of %d in %s (ratio %.2f)",
+		psMgr, depMgr = append(psMgr, pu.manager), append(depMgr, du.manager)
+		psAPI, depAPI = append(psAPI, pu.apiServer), append(depAPI, du.apiServer)
+		psRec, psWrites = append(psRec, pr), append(psWrites, pw)
+		r.t.Logf("run %d: a PodSet of %d real pods Ready in %s (its Deployment seen after %s, available at %s), a Deployment of %d in %s (ratio %.2f); "+
+			"CPU of the manager %.2f s against %.2f s, of the API server %.2f s against %.2f s; the manager's reconciles %.0f, writes %.0f",
 			rep+1, n, p.ready.Round(time.Millisecond), p.deployment.Round(time.Millisecond), p.available.Round(time.Millisecond),
-			n, d.Round(time.Millisecond), p.ready.Seconds()/d.Seconds())
+			n, d.Round(time.Millisecond), p.ready.Seconds()/d.Seconds(), pu.manager, du.manager, pu.apiServer, du.apiServer, pr, pw)
 	}
-	return summarize(psSecs), summarize(depSecs), summarize(ratios), summarize(befores), summarize(afters)
+	return PodFigures{PodSetSeconds: summarize(psSecs), DeploymentSeconds: summarize(depSecs), PodSetRatio: summarize(ratios),
+		PodSetBefore: summarize(befores), PodSetAfter: summarize(afters),
+		PodSetManagerCPU: summarize(psMgr), DeploymentManagerCPU: summarize(depMgr),
+		PodSetAPIServerCPU: summarize(psAPI), DeploymentAPIServerCPU: summarize(depAPI),
+		PodSetReconciles: summarize(psRec), PodSetWrites: summarize(psWrites)}
 }
 
-// podSetTimes are a PodSet's start, from its create: its Deployment first
-// seen, the Deployment's pods all available, the PodSet Ready.
 type podSetTimes struct{ deployment, available, ready time.Duration }
 
-func (r *realEnv) podSetPods(n int) podSetTimes {
+// podSetPods creates a PodSet of n pods, waits until it is Ready, calls
+// ready, deletes it and waits until its pods are gone.
+func (r *realEnv) podSetPods(n int, ready func()) podSetTimes {
 	ctx := context.Background()
 	ps := &appsv1alpha1.PodSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: realNS, Name: "ps"},
@@ -95,6 +124,7 @@ func (r *realEnv) podSetPods(n int) podSetTimes {
 			got.Status.ReadyReplicas == int32(n)
 	})
 	pt.ready = time.Since(start)
+	ready()
 	if pt.available == 0 {
 		pt.available = pt.ready // available between the two reads
 	}
@@ -107,7 +137,8 @@ func (r *realEnv) podSetPods(n int) podSetTimes {
 	return pt
 }
 
-func (r *realEnv) deploymentPods(n int) time.Duration {
+// deploymentPods is podSetPods for a Deployment: until it is available.
+func (r *realEnv) deploymentPods(n int, ready func()) time.Duration {
 	ctx := context.Background()
 	tmpl := realTemplate("deployment")
 	d := &appsv1.Deployment{
@@ -126,6 +157,7 @@ func (r *realEnv) deploymentPods(n int) time.Duration {
 		return got.Status.AvailableReplicas == int32(n) && got.Status.ObservedGeneration == got.Generation
 	})
 	took := time.Since(start)
+	ready()
 	if err := r.raw.Delete(ctx, d, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
 		r.t.Fatal(err)
 	}

@@ -70,17 +70,27 @@ type RealFigures struct {
 	PointSeconds float64
 	Traffic      []TrafficPoint
 	Workspace    RealWorkspaceFigures
-	// Pods: one PodSet of Pods replicas against one Deployment of as many,
-	// until all are Ready (seconds).
-	Pods                             int
-	PodSetSeconds, DeploymentSeconds stats
-	PodSetRatio                      stats
-	// The PodSet's split: until its Deployment was seen, and from the
-	// Deployment's pods all available until the PodSet was Ready.
-	PodSetBefore, PodSetAfter stats
+	// Pods: one PodSet of Pods replicas against one Deployment of as many.
+	Pods int
+	PodFigures
 	// SetupSeconds: the cluster with its real node, the images, the
 	// manager; TotalSeconds: the whole part, the cluster's deletion aside.
 	SetupSeconds, TotalSeconds float64
+}
+
+// PodFigures are the real PodSet against a Deployment: until all are
+// Ready (seconds), the PodSet's split (until its Deployment was seen, and
+// from the Deployment's pods all available until the PodSet was Ready),
+// and what each start cost beside the pods: CPU seconds of the manager
+// and of the API server while it ran, and the manager's reconciles and
+// writes during the PodSet's.
+type PodFigures struct {
+	PodSetSeconds, DeploymentSeconds           stats
+	PodSetRatio                                stats
+	PodSetBefore, PodSetAfter                  stats
+	PodSetManagerCPU, DeploymentManagerCPU     stats
+	PodSetAPIServerCPU, DeploymentAPIServerCPU stats
+	PodSetReconciles, PodSetWrites             stats
 }
 
 // TrafficPoint is one protocol at one concurrency, through the Balancer
@@ -268,7 +278,7 @@ func measureRealNode(t *testing.T) RealFigures {
 	t.Logf("real node: traffic measured in %s", time.Since(t0).Round(100*time.Millisecond))
 
 	t0 = time.Now()
-	res.PodSetSeconds, res.DeploymentSeconds, res.PodSetRatio, res.PodSetBefore, res.PodSetAfter = r.measurePods(res.Pods, *reps)
+	res.PodFigures = r.measurePods(res.Pods, *reps)
 	t.Logf("real node: pods measured in %s", time.Since(t0).Round(100*time.Millisecond))
 
 	t0 = time.Now()
@@ -414,6 +424,9 @@ func realMarkdown(r RealFigures) string {
 	p("| ratio within each run | %s — %s |\n", f(r.PodSetRatio, "×"), verdict(r.PodSetRatio.Median, 1.1, "×"))
 	p("| the PodSet's: until its Deployment was seen (reconcile, create) | %s |\n", f(r.PodSetBefore, " s"))
 	p("| the PodSet's: from its Deployment's pods all available until Ready (reconcile, status write) | %s |\n", f(r.PodSetAfter, " s"))
+	p("| the manager's CPU while the PodSet's pods started, against while the Deployment's did | %s against %s |\n", f(r.PodSetManagerCPU, " s"), f(r.DeploymentManagerCPU, " s"))
+	p("| the API server's CPU, the same | %s against %s |\n", f(r.PodSetAPIServerCPU, " s"), f(r.DeploymentAPIServerCPU, " s"))
+	p("| the manager's reconciles and writes while the PodSet's pods started | %s reconciles, %s writes |\n", f(r.PodSetReconciles, ""), f(r.PodSetWrites, ""))
 	return b.String()
 }
 
