@@ -36,7 +36,8 @@ import (
 // back by label).
 var Types = engine.Types{
 	Owned: []client.Object{&appsv1.Deployment{}},
-	Read:  []engine.Read{{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel}},
+	// The status lists the Pods' names: a Pod's status changes nothing in it.
+	Read: []engine.Read{{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged}},
 }
 
 // Reconciler reconciles PodSets.
@@ -71,10 +72,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	o, reconcileErr := r.reconcile(ctx, ps, invalid)
 	computeStatus(ps, o)
-	if _, err := engine.PatchStatus(ctx, r.Client, before, ps); err != nil {
+	// While Pods come and go, their names and counts are written about
+	// once a second; every change of a condition at once.
+	wait, err := r.Engine.Progress.Patch(ctx, r.Client, before, ps, func(before, obj client.Object) bool {
+		return progressOnly(before.(*appsv1alpha1.PodSet), obj.(*appsv1alpha1.PodSet))
+	})
+	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("reporting PodSet status: %w", err)
 	}
-	return ctrl.Result{}, reconcileErr
+	if reconcileErr != nil {
+		return ctrl.Result{}, reconcileErr // retried sooner than the held-back write
+	}
+	return ctrl.Result{RequeueAfter: wait}, nil
 }
 
 // reconcile applies the desired objects and observes the children. The

@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -104,4 +106,22 @@ func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 	default:
 		conds.Set(conditions.Ready, false, ReasonWaitingForPods, fmt.Sprintf("%d of %d pods available", r.Available, desired))
 	}
+}
+
+// progressOnly reports whether before's status and after's differ only in
+// what reports the Pods' progress: their names, the replica counts and
+// the conditions' messages ("12 of 50 pods available"). Everything else
+// (a condition's status or reason, an observed generation, the selector)
+// is written at once (engine.Pacer).
+func progressOnly(before, after *appsv1alpha1.PodSet) bool {
+	strip := func(ps *appsv1alpha1.PodSet) *appsv1alpha1.PodSetStatus {
+		st := ps.Status.DeepCopy()
+		st.PodNames = nil
+		st.Replicas, st.ReadyReplicas, st.AvailableReplicas = 0, 0, 0
+		for i := range st.Conditions {
+			st.Conditions[i].Message = ""
+		}
+		return st
+	}
+	return equality.Semantic.DeepEqual(strip(before), strip(after))
 }

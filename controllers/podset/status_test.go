@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 )
 
@@ -149,6 +150,38 @@ func TestComputeStatusIsStable(t *testing.T) {
 	for i := range first.Conditions {
 		if first.Conditions[i] != ps.Status.Conditions[i] {
 			t.Fatalf("a second pass changed %s: %v -> %v", first.Conditions[i].Type, first.Conditions[i], ps.Status.Conditions[i])
+		}
+	}
+}
+
+// The Pods coming one by one are progress (written about once a second);
+// the PodSet turning Ready, a new generation or a Deployment going missing
+// is not (written at once).
+func TestOnlyThePodsProgressIsPaced(t *testing.T) {
+	three := []corev1.Pod{pod("a", false), pod("b", false), pod("c", false)}
+	starting := newPodSet()
+	computeStatus(starting, observed{deployment: dep(1, 1, 3, 3, 1, 1), pods: three[:1]})
+	// What the next reconcile computes from the status written before.
+	statusFor := func(gen int64, o observed) *appsv1alpha1.PodSet {
+		ps := starting.DeepCopy()
+		ps.Generation = gen
+		computeStatus(ps, o)
+		return ps
+	}
+	cases := []struct {
+		name     string
+		after    *appsv1alpha1.PodSet
+		progress bool
+	}{
+		{"two more pods, one more ready", statusFor(2, observed{deployment: dep(1, 1, 3, 3, 2, 2), pods: three}), true},
+		{"a pod going", statusFor(2, observed{deployment: dep(1, 1, 3, 3, 1, 1), pods: []corev1.Pod{pod("a", true)}}), true},
+		{"every pod available: Ready", statusFor(2, observed{deployment: dep(1, 1, 3, 3, 3, 3), pods: three}), false},
+		{"a new generation", statusFor(3, observed{deployment: dep(1, 1, 3, 3, 1, 1), pods: three[:1]}), false},
+		{"the Deployment gone", statusFor(2, observed{pods: three[:1]}), false},
+	}
+	for _, c := range cases {
+		if got := progressOnly(starting, c.after); got != c.progress {
+			t.Errorf("%s: progress only = %v, want %v", c.name, got, c.progress)
 		}
 	}
 }

@@ -313,6 +313,9 @@ type Engine struct {
 	// Proof seals what the engine creates and recognises what it made
 	// (package proof). Required.
 	Proof *proof.Keyring
+	// Progress paces the status writes that only report progress, for
+	// the kinds that report it (Pacer).
+	Progress Pacer
 
 	refused refusals
 	made    made

@@ -18,6 +18,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +27,72 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// ProgressEvery is how often a Pacer writes an object's status when
+// nothing but its progress changed: Kubernetes' Job controller batches
+// its Pods' updates over the same second.
+const ProgressEvery = time.Second
+
+// Pacer spaces out the status writes that only report progress. A kind
+// says which changes of its status are progress (counts, lists of names,
+// a condition's message); such a change is written at most once per Every
+// for an object, and any other change (a condition's status or reason,
+// an observed generation, a phase) at once, with the progress so far. A
+// PodSet of 50 Pods wrote its status ≈ 90 times while they started, each
+// write a watch event and another reconcile; it now writes it about once
+// a second and on every transition. The zero Pacer paces by
+// ProgressEvery.
+type Pacer struct {
+	Every time.Duration
+	now   func() time.Time
+
+	mu   sync.Mutex
+	last map[types.UID]time.Time
+}
+
+// Patch is PatchStatus, except that a change for which progress(before,
+// obj) holds is held back while obj's status was written less than Every
+// ago; it returns how long until the held-back write may be made, for the
+// caller to come back then (ctrl.Result's RequeueAfter), or 0.
+func (p *Pacer) Patch(ctx context.Context, c client.Client, before, obj client.Object, progress func(before, obj client.Object) bool) (time.Duration, error) {
+	if equality.Semantic.DeepEqual(before, obj) {
+		return 0, nil
+	}
+	every, now := p.Every, time.Now
+	if every <= 0 {
+		every = ProgressEvery
+	}
+	if p.now != nil {
+		now = p.now
+	}
+	uid := obj.GetUID()
+	p.mu.Lock()
+	last, seen := p.last[uid]
+	p.mu.Unlock()
+	if since := now().Sub(last); seen && since < every && progress(before, obj) {
+		return every - since, nil
+	}
+	wrote, err := PatchStatus(ctx, c, before, obj)
+	if err != nil || !wrote {
+		return 0, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		p.last = map[types.UID]time.Time{}
+	}
+	t := now()
+	if len(p.last) >= 4096 {
+		// What was written longer than Every ago paces nothing.
+		for k, at := range p.last {
+			if t.Sub(at) >= every {
+				delete(p.last, k)
+			}
+		}
+	}
+	p.last[uid] = t
+	return 0, nil
+}
 
 // StatusOption changes how PatchStatus writes.
 type StatusOption func(*statusOptions)

@@ -57,6 +57,21 @@ type Read struct {
 	// object concerns: the controller watches the type and maps each
 	// change to that resource.
 	OwnerLabel string
+	// Concerns, when set, says which updates of such an object concern
+	// the resource (MembershipChanged: a kind that only lists them); nil,
+	// every update does. Creates and deletes always do.
+	Concerns func(old, updated client.Object) bool
+}
+
+// MembershipChanged is Read.Concerns for a kind whose status only lists
+// the objects it reads (a PodSet's Pods' names): an update concerns it
+// when the object's labels change (it may join or leave the selection) or
+// its deletion starts, not when its status does. A PodSet's 50 Pods
+// starting on the real node brought ≈ 270 reconciles, most of them for a
+// Pod's status.
+func MembershipChanged(old, updated client.Object) bool {
+	return !maps.Equal(old.GetLabels(), updated.GetLabels()) ||
+		(old.GetDeletionTimestamp() == nil) != (updated.GetDeletionTimestamp() == nil)
 }
 
 // Controller starts the controller for forType: it watches every change of
@@ -81,9 +96,16 @@ func (t Types) Controller(mgr ctrl.Manager, keys *proof.Keyring, name string, fo
 		b = b.Owns(o, notSeal)
 	}
 	for _, r := range t.Read {
-		if r.OwnerLabel != "" {
-			b = b.Watches(r.Object, EnqueueByLabel(r.OwnerLabel))
+		if r.OwnerLabel == "" {
+			continue
 		}
+		if r.Concerns == nil {
+			b = b.Watches(r.Object, EnqueueByLabel(r.OwnerLabel))
+			continue
+		}
+		b = b.Watches(r.Object, EnqueueByLabel(r.OwnerLabel), builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return r.Concerns(e.ObjectOld, e.ObjectNew) },
+		}))
 	}
 	return b
 }

@@ -77,3 +77,28 @@ func TestControllersLeaveOutOnlyTheEngineOwnSealOfAnObjectItJustMade(t *testing.
 		t.Error("a create or delete was left out")
 	}
 }
+
+func TestAPodsStatusDoesNotConcernAKindThatListsItsPods(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", Labels: map[string]string{"app": "web"}}}
+	ready := pod.DeepCopy()
+	ready.Spec.NodeName = "node-1"
+	ready.Status.Phase = corev1.PodRunning
+	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	relabelled := pod.DeepCopy()
+	relabelled.Labels = map[string]string{"app": "other"}
+	deleting := pod.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	for _, c := range []struct {
+		name     string
+		updated  *corev1.Pod
+		concerns bool
+	}{
+		{"scheduled, running and ready", ready, false},
+		{"a label changed", relabelled, true},
+		{"its deletion started", deleting, true},
+	} {
+		if got := MembershipChanged(pod, c.updated); got != c.concerns {
+			t.Errorf("%s: concerns = %v, want %v", c.name, got, c.concerns)
+		}
+	}
+}

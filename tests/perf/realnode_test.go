@@ -426,7 +426,7 @@ func realMarkdown(r RealFigures) string {
 	p("| the PodSet's: from its Deployment's pods all available until Ready (reconcile, status write) | %s |\n", f(r.PodSetAfter, " s"))
 	p("| the manager's CPU while the PodSet's pods started, against while the Deployment's did | %s against %s |\n", f(r.PodSetManagerCPU, " s"), f(r.DeploymentManagerCPU, " s"))
 	p("| the API server's CPU, the same | %s against %s |\n", f(r.PodSetAPIServerCPU, " s"), f(r.DeploymentAPIServerCPU, " s"))
-	p("| the manager's reconciles and writes while the PodSet's pods started | %s reconciles, %s writes |\n", f(r.PodSetReconciles, ""), f(r.PodSetWrites, ""))
+	p("| the manager's reconciles and writes while the PodSet's pods started | %s reconciles, %s writes |\n", fInt(r.PodSetReconciles), fInt(r.PodSetWrites))
 	return b.String()
 }
 
