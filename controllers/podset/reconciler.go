@@ -81,7 +81,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("reporting PodSet status: %w", err)
 	}
 	if reconcileErr != nil {
-		return ctrl.Result{}, reconcileErr // retried sooner than the held-back write
+		// Retried with controller-runtime's back-off, which writes what
+		// was held back when it comes.
+		return ctrl.Result{}, reconcileErr
 	}
 	return ctrl.Result{RequeueAfter: wait}, nil
 }
@@ -112,6 +114,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, inv
 
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(ps.Namespace), client.MatchingLabels(SelectorLabels(ps))); err != nil {
+		o.podsUnknown = true
 		return o, fmt.Errorf("listing pods: %w", err)
 	}
 	o.pods = pods.Items

@@ -194,12 +194,16 @@ var _ = Describe("PodSet Controller", func() {
 			Expect(suite.Client.Status().Update(suite.Ctx, d)).To(Succeed())
 
 			Eventually(condition("observed", conditions.Ready)).Should(HaveField("Status", metav1.ConditionTrue))
-			got := &appsv1alpha1.PodSet{}
-			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
-			Expect(got.Status.PodNames).To(Equal([]string{"observed-a", "observed-b"}))
-			Expect(got.Status.ReadyReplicas).To(Equal(int32(2)))
-			Expect(got.Status.AvailableReplicas).To(Equal(int32(2)))
-			Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			// The names are progress: written with Ready, or a second
+			// after it when the Pods reached the cache later.
+			Eventually(func(g Gomega) {
+				got := &appsv1alpha1.PodSet{}
+				g.Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(ps), got)).To(Succeed())
+				g.Expect(got.Status.PodNames).To(Equal([]string{"observed-a", "observed-b"}))
+				g.Expect(got.Status.ReadyReplicas).To(Equal(int32(2)))
+				g.Expect(got.Status.AvailableReplicas).To(Equal(int32(2)))
+				g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+			}).Should(Succeed())
 			Expect(condition("observed", conditions.Progressing)(Default)).To(HaveField("Status", metav1.ConditionFalse))
 			Expect(condition("observed", conditions.Degraded)(Default)).To(HaveField("Status", metav1.ConditionFalse))
 		})

@@ -43,6 +43,9 @@ type observed struct {
 	// deployment is nil when it does not exist (yet).
 	deployment *appsv1.Deployment
 	pods       []corev1.Pod
+	// podsUnknown: the Pods could not be listed; the names reported
+	// before stay.
+	podsUnknown bool
 	// applyErr is the error of applying the desired objects, if any.
 	applyErr error
 	// invalid is the validation error of the spec, if any.
@@ -58,13 +61,15 @@ func computeStatus(ps *appsv1alpha1.PodSet, o observed) {
 	st.Selector = Selector(ps)
 	desired := *ps.Spec.Replicas
 
-	st.PodNames = nil
-	for i := range o.pods {
-		if o.pods[i].DeletionTimestamp == nil {
-			st.PodNames = append(st.PodNames, o.pods[i].Name)
+	if !o.podsUnknown {
+		st.PodNames = nil
+		for i := range o.pods {
+			if o.pods[i].DeletionTimestamp == nil {
+				st.PodNames = append(st.PodNames, o.pods[i].Name)
+			}
 		}
+		sort.Strings(st.PodNames)
 	}
-	sort.Strings(st.PodNames)
 
 	st.Replicas, st.ReadyReplicas, st.AvailableReplicas = 0, 0, 0
 	d := o.deployment

@@ -185,3 +185,12 @@ func TestOnlyThePodsProgressIsPaced(t *testing.T) {
 		}
 	}
 }
+
+func TestPodNamesStayWhenThePodsCouldNotBeListed(t *testing.T) {
+	ps := newPodSet()
+	computeStatus(ps, observed{deployment: dep(1, 1, 2, 2, 2, 2), pods: []corev1.Pod{pod("web-a", false), pod("web-b", false)}})
+	computeStatus(ps, observed{deployment: dep(1, 1, 2, 2, 2, 2), podsUnknown: true})
+	if got := ps.Status.PodNames; len(got) != 2 || got[0] != "web-a" || got[1] != "web-b" {
+		t.Errorf("podNames after a failed list = %v, want the names reported before", got)
+	}
+}

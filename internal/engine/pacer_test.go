@@ -99,4 +99,19 @@ func TestThePacerHoldsBackProgressForASecondAndWritesEveryOtherChangeAtOnce(t *t
 	if wait, err := p.Patch(ctx, c, other, after, countOnly); err != nil || wait != 0 || writes != 4 {
 		t.Errorf("another object's first progress: wait %s, %d writes, %v; want it written at once", wait, writes, err)
 	}
+
+	// An object deleted meanwhile is nothing to report on, and forgotten.
+	before := stored()
+	if err := c.Delete(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Second)
+	gone := before.DeepCopy()
+	gone.Status.ReadyReplicas = 9
+	if wait, err := p.Patch(ctx, c, before, gone, countOnly); err != nil || wait != 0 {
+		t.Errorf("a deleted object's status: wait %s, %v", wait, err)
+	}
+	if _, kept := p.last[ps.UID]; kept {
+		t.Error("the Pacer still remembers a deleted object")
+	}
 }

@@ -73,11 +73,15 @@ func (p *Pacer) Patch(ctx context.Context, c client.Client, before, obj client.O
 		return every - since, nil
 	}
 	wrote, err := PatchStatus(ctx, c, before, obj)
-	if err != nil || !wrote {
+	if err != nil {
 		return 0, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !wrote {
+		delete(p.last, uid) // gone: nothing more to pace
+		return 0, nil
+	}
 	if p.last == nil {
 		p.last = map[types.UID]time.Time{}
 	}
