@@ -40,28 +40,23 @@ const ProgressEvery = time.Second
 // an observed generation, a phase) at once, with the progress so far. A
 // PodSet of 50 Pods wrote its status ≈ 90 times while they started, each
 // write a watch event and another reconcile; it now writes it about once
-// a second and on every transition. The zero Pacer paces by
-// ProgressEvery.
+// a second and on every transition. The zero Pacer is ready to use.
 type Pacer struct {
-	Every time.Duration
-	now   func() time.Time
+	now func() time.Time // tests set it; time.Now otherwise
 
 	mu   sync.Mutex
 	last map[types.UID]time.Time
 }
 
 // Patch is PatchStatus, except that a change for which progress(before,
-// obj) holds is held back while obj's status was written less than Every
-// ago; it returns how long until the held-back write may be made, for the
+// obj) holds is held back while obj's status was written less than
+// ProgressEvery ago; it returns how long until the held-back write may be made, for the
 // caller to come back then (ctrl.Result's RequeueAfter), or 0.
 func (p *Pacer) Patch(ctx context.Context, c client.Client, before, obj client.Object, progress func(before, obj client.Object) bool) (time.Duration, error) {
 	if equality.Semantic.DeepEqual(before, obj) {
 		return 0, nil
 	}
-	every, now := p.Every, time.Now
-	if every <= 0 {
-		every = ProgressEvery
-	}
+	now := time.Now
 	if p.now != nil {
 		now = p.now
 	}
@@ -69,10 +64,10 @@ func (p *Pacer) Patch(ctx context.Context, c client.Client, before, obj client.O
 	p.mu.Lock()
 	last, seen := p.last[uid]
 	p.mu.Unlock()
-	if since := now().Sub(last); seen && since < every && progress(before, obj) {
-		return every - since, nil
+	if since := now().Sub(last); seen && since < ProgressEvery && progress(before, obj) {
+		return ProgressEvery - since, nil
 	}
-	wrote, err := PatchStatus(ctx, c, before, obj)
+	wrote, err := patchStatus(ctx, c, before, obj, false)
 	if err != nil {
 		return 0, err
 	}
@@ -87,9 +82,9 @@ func (p *Pacer) Patch(ctx context.Context, c client.Client, before, obj client.O
 	}
 	t := now()
 	if len(p.last) >= 4096 {
-		// What was written longer than Every ago paces nothing.
+		// What was written longer than ProgressEvery ago paces nothing.
 		for k, at := range p.last {
-			if t.Sub(at) >= every {
+			if t.Sub(at) >= ProgressEvery {
 				delete(p.last, k)
 			}
 		}
@@ -124,7 +119,12 @@ func PatchStatus(ctx context.Context, c client.Client, before, obj client.Object
 	for _, opt := range opts {
 		opt(&o)
 	}
-	patch, err := statusPatch(before, obj, o.optimisticLock)
+	return patchStatus(ctx, c, before, obj, o.optimisticLock)
+}
+
+// patchStatus is PatchStatus for a status known to differ from before's.
+func patchStatus(ctx context.Context, c client.Client, before, obj client.Object, lock bool) (bool, error) {
+	patch, err := statusPatch(before, obj, lock)
 	if err != nil {
 		return false, err
 	}
