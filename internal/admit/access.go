@@ -79,13 +79,19 @@ func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool, old 
 		return errs
 	}
 	root := field.NewPath("spec")
-	for _, ref := range validation.References(spec, root) {
-		errs = append(errs, v.reference(ctx, a, obj, ref)...)
-	}
+	refs := validation.References(spec, root)
 	if req.Operation == "UPDATE" && v.kind.Implicit != nil && a.user.Username != proof.OwnerOf(old) {
-		for _, ref := range v.kind.Implicit(obj) {
-			errs = append(errs, v.reference(ctx, a, obj, ref)...)
-		}
+		refs = append(refs, v.kind.Implicit(obj)...)
+	}
+	if n := distinctReferences(refs); n > MaxPolicyReferences {
+		// The references policy's bound, held here too: the policy leaves
+		// out what this webhook stamped (referencepolicy.go), so what it
+		// refuses must get no stamp.
+		return append(errs, field.Forbidden(root, fmt.Sprintf("names %d distinct Secrets, ConfigMaps, claims and ServiceAccounts, more than %d: "+
+			"kubeforge checks at most %d in one request; name fewer, e.g. one Secret with several keys", n, MaxPolicyReferences, MaxPolicyReferences)))
+	}
+	for _, ref := range refs {
+		errs = append(errs, v.reference(ctx, a, obj, ref)...)
 	}
 	for _, e := range validation.Exposures(spec, root) {
 		if e.Verb != "" {
@@ -149,6 +155,20 @@ func (v validator[T]) reference(ctx context.Context, a *asker, obj T, ref valida
 			a.ns, ref.Name))
 	}
 	return field.ErrorList{field.Forbidden(ref.Path, fmt.Sprintf("kubeforge does not use %s references", ref.String()))}
+}
+
+// distinctReferences counts the objects refs name as the references
+// policy does: each kind and name once, leaving out empty names and the
+// ServiceAccount default, which every Pod may run as.
+func distinctReferences(refs []validation.Reference) int {
+	seen := map[validation.Reference]bool{}
+	for _, r := range refs {
+		if r.Name == "" || r.Kind == validation.RefServiceAccount && r.Name == "default" {
+			continue
+		}
+		seen[validation.Reference{Kind: r.Kind, Group: r.Group, Name: r.Name}] = true
+	}
+	return len(seen)
 }
 
 // owner checks a named owner (proof.OwnerAnnotation) on create: the

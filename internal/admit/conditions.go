@@ -39,7 +39,8 @@ import (
 //     stamp. A stamp a client wrote is never trusted for that — the
 //     mutating webhook replaces it, and without the mutating webhook it
 //     does not verify, so the reconcilers refuse the object (NotAdmitted)
-//     and the references policy still checks what it names.
+//     and make nothing for it. The references policies leave out what is
+//     stamped the same way (referencepolicy.go).
 //
 // An OLM bundle cannot carry matchConditions: under OLM both webhooks are
 // called for every request, which changes no answer.

@@ -16,6 +16,7 @@ package admit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
@@ -125,6 +127,19 @@ var _ = Describe("The references policies", Ordered, func() {
 		refused(err, "mallory may not have kubeforge use the ServiceAccount deployer")
 		Expect(err.Error()).To(ContainSubstring("ValidatingAdmissionPolicy '" + admit.ReferencePolicyName("podsets") + "'"))
 		Expect(mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "sa", fmt.Sprintf(spec, "default")))).To(Succeed())
+	})
+
+	It("should leave out an object with a stamp, which only the mutating webhook's checks make count: one a client writes verifies for nothing and the reconcilers refuse the object", func() {
+		forged := object("apps.kubeforge.io/v1alpha1", "PodSet", "forged",
+			`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}`)
+		refused(mallory.Create(ctx, forged.DeepCopy(), client.DryRunAll), "mallory may not have kubeforge use the Secret alicessecret")
+		forged.SetAnnotations(map[string]string{admit.StampAnnotation: "forged"})
+		Expect(mallory.Create(ctx, forged)).To(Succeed(), "a stamped object is the mutating webhook's to check")
+		ps := &appsv1alpha1.PodSet{}
+		Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "forged"}, ps)).To(Succeed())
+		_, err := admit.Prepare(admit.PodSet, env.Proof, ps)
+		var notAdmitted *admit.NotAdmittedError
+		Expect(errors.As(err, &notAdmitted)).To(BeTrue(), "Prepare: %v", err)
 	})
 
 	It("should recheck every reference when someone else changes the spec, but not for a harmless field or metadata", func() {

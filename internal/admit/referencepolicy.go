@@ -184,17 +184,29 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{s.group}, APIVersions: []string{"*"}, Resources: []string{s.resource}},
 				},
 			}}},
-			// The API server evaluates the checks only for a request
+			// The API server evaluates the checks only for an object
+			// the mutating webhook did not stamp, and only for a request
 			// that can change what they check (recheck): a create, a
 			// change of the spec beyond its harmless fields, a command.
-			// Every other update (labels, other annotations, status
-			// writes of a client that updates the whole object) costs no
-			// evaluation of the checks below; and the checks do not ask
-			// it again, which would compare the specs a second time on
-			// every update they check.
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "recheck", Expression: s.recheck()}},
-			Variables:       variables,
-			Validations:     validations,
+			//   - A stamp is signed only after the webhook asked the same
+			//     questions for the same requester (and held the same
+			//     bound, MaxPolicyReferences); a stamp a client wrote does
+			//     not outlive the mutating webhook, and without it verifies
+			//     for nothing, so the reconcilers refuse the object
+			//     (NotAdmitted) and use nothing it names. So the policy
+			//     checks what the webhook did not: everything, where the
+			//     webhooks are not called.
+			//   - Every other update (labels, other annotations, status
+			//     writes of a client that updates the whole object) costs
+			//     no evaluation of the checks below; and the checks do not
+			//     ask it again, which would compare the specs a second time
+			//     on every update they check.
+			// One expression, the stamp first: the API server evaluates
+			// every condition, where CEL's && stops at a stamp.
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "not-stamped-and-recheck",
+				Expression: "(" + callWhenUnstamped + ") && (" + s.recheck() + ")"}},
+			Variables:   variables,
+			Validations: validations,
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{

@@ -17,6 +17,8 @@ package v1alpha1_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -193,6 +195,30 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].secret.secretName",
 			"spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name"))
 		Expect(dave.Create(suite.Ctx, podSetJSON("dave-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`))).To(Succeed())
+	})
+
+	It("should refuse a PodSet naming more distinct objects than the references policy checks, which it leaves to the webhooks once stamped, and stamp one at the bound", func() {
+		naming := func(name string, secrets int) *unstructured.Unstructured {
+			var env []string
+			for i := range secrets {
+				// Each Secret twice, and the default ServiceAccount: neither counts again.
+				env = append(env, fmt.Sprintf(`{"name":"A%d","valueFrom":{"secretKeyRef":{"name":"s%d","key":"k"}}}`, i, i),
+					fmt.Sprintf(`{"name":"B%d","valueFrom":{"secretKeyRef":{"name":"s%d","key":"k"}}}`, i, i))
+			}
+			return podSetJSON(name, fmt.Sprintf(`{"template":{"spec":{"serviceAccountName":"default","containers":[{"name":"app","image":"nginx","env":[%s]}]}}}`,
+				strings.Join(env, ",")))
+		}
+		err := suite.Client.Create(suite.Ctx, naming("too-many-refs", admit.MaxPolicyReferences+1))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("names %d distinct Secrets, ConfigMaps, claims and ServiceAccounts, more than %d",
+			admit.MaxPolicyReferences+1, admit.MaxPolicyReferences)))
+		Expect(causes(err)).To(ConsistOf("spec"))
+
+		at := naming("refs-at-bound", admit.MaxPolicyReferences)
+		Expect(suite.Client.Create(suite.Ctx, at)).To(Succeed())
+		ps := &appsv1alpha1.PodSet{}
+		Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(at), ps)).To(Succeed())
+		Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
 	})
 
 	It("should stamp only what the mutating webhook's own access checks approve, with no validating webhook called, and stamp again on readmit", func() {
