@@ -18,6 +18,7 @@
 package admit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,7 +28,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -164,24 +164,29 @@ type Options struct {
 // Register serves the kind's mutating and validating webhooks on the
 // manager's webhook server, at MutatePath and ValidatePath.
 func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error {
-	gk := k.GVK.GroupKind()
+	if opts.Reader == nil {
+		opts.Reader = mgr.GetAPIReader()
+	}
+	if opts.Reviews == nil {
+		opts.Reviews = mgr.GetClient()
+	}
+	mutate, validate := webhooks(mgr.GetScheme(), k, opts)
 	srv := mgr.GetWebhookServer()
-	reader := opts.Reader
-	if reader == nil {
-		reader = mgr.GetAPIReader()
-	}
-	reviews := opts.Reviews
-	if reviews == nil {
-		reviews = mgr.GetClient()
-	}
-	v := validator[T]{kind: k, gk: gk, reviews: reviews, cache: newReviewCache(opts.ReviewCacheTTL), reader: reader, proof: opts.Proof}
-	mutate := admission.WithDefaulter[T](mgr.GetScheme(), defaulter[T]{k: k, keys: opts.Proof, checks: v})
-	mutate.Handler = guardQuantities(gk, mutate.Handler)
-	validate := admission.WithValidator[T](mgr.GetScheme(), v)
-	validate.Handler = guardQuantities(gk, validate.Handler)
 	srv.Register(MutatePath(k.GVK), mutate)
 	srv.Register(ValidatePath(k.GVK), validate)
 	return nil
+}
+
+// webhooks are the kind's mutating and validating webhooks; opts has its
+// Reader and Reviews.
+func webhooks[T client.Object](s *runtime.Scheme, k Kind[T], opts Options) (mutate, validate http.Handler) {
+	gk := k.GVK.GroupKind()
+	v := validator[T]{kind: k, gk: gk, reviews: opts.Reviews, cache: newReviewCache(opts.ReviewCacheTTL), reader: opts.Reader, proof: opts.Proof}
+	m := newMutating[T](s, defaulter[T]{k: k, keys: opts.Proof, checks: v})
+	m.Handler = guardQuantities(gk, m.Handler)
+	val := admission.WithValidator[T](s, v)
+	val.Handler = guardQuantities(gk, val.Handler)
+	return review{m}, review{val}
 }
 
 type defaulter[T client.Object] struct {
@@ -418,9 +423,11 @@ func (k Kind[T]) onlyHarmless(oldObj, newObj T) bool {
 }
 
 // sameSpec compares the specs as they serialise, the stored one with the
-// kind's defaults, after clear (when given) on copies of both. Only the
-// specs are converted: an object's managed fields, on every update, cost
-// more than its spec.
+// kind's defaults, after clear (when given) on copies of both: the same
+// JSON, the same spec (encoding/json writes map keys sorted, and leaves
+// out what it would leave out of the object). Only the specs are
+// serialised: an object's managed fields, on every update, cost more than
+// its spec.
 func (k Kind[T]) sameSpec(oldObj, newObj T, clear func(T)) bool {
 	was, is := oldObj.DeepCopyObject().(T), newObj
 	k.Default(was)
@@ -429,9 +436,18 @@ func (k Kind[T]) sameSpec(oldObj, newObj T, clear func(T)) bool {
 		clear(was)
 		clear(is)
 	}
-	a, errA := unstructuredSpec(was)
-	b, errB := unstructuredSpec(is)
-	return errA == nil && errB == nil && equality.Semantic.DeepEqual(a, b)
+	a, errA := specJSON(was)
+	b, errB := specJSON(is)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// specJSON is obj's spec as JSON.
+func specJSON(obj client.Object) ([]byte, error) {
+	spec := specField(obj)
+	if !spec.IsValid() || spec.Kind() != reflect.Struct || !spec.CanAddr() {
+		return nil, fmt.Errorf("%T has no spec", obj)
+	}
+	return json.Marshal(spec.Addr().Interface())
 }
 
 // unstructuredSpec is obj's spec as unstructured content.

@@ -18,6 +18,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -114,22 +115,83 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 				*out = append(*out, Exposure{Group: "networking.k8s.io", Resource: "ingresses", Host: h.String(), Path: p.Child("host")})
 			}
 		}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, inline := jsonName0(f)
-			if name == "-" {
-				continue
-			}
+		for _, f := range exposurePlan(t) {
 			fp := p
-			if !inline {
-				fp = p.Child(name)
+			if !f.inline {
+				fp = p.Child(f.name)
 			}
-			exposures(v.Field(i), fp, out)
+			exposures(v.Field(f.index), fp, out)
 		}
 	}
+}
+
+// exposureField is a field of a struct type that can hold an exposure.
+type exposureField struct {
+	index  int
+	name   string
+	inline bool
+}
+
+var (
+	exposureMu       sync.Mutex
+	exposurePlans    sync.Map // reflect.Type → []exposureField
+	exposurePlanning = map[reflect.Type]bool{}
+)
+
+// exposurePlan is the exported, serialised fields of struct type t whose
+// values can hold an exposure, read from the types once: the walker
+// visits only those. A spec's value is walked on every admission request.
+func exposurePlan(t reflect.Type) []exposureField {
+	if p, ok := exposurePlans.Load(t); ok {
+		return p.([]exposureField)
+	}
+	exposureMu.Lock()
+	defer exposureMu.Unlock()
+	return planExposures(t)
+}
+
+// planExposures is exposurePlan with exposureMu held; a type still being
+// planned (a recursive type) can hold an exposure.
+func planExposures(t reflect.Type) []exposureField {
+	if p, ok := exposurePlans.Load(t); ok {
+		return p.([]exposureField)
+	}
+	exposurePlanning[t] = true
+	defer delete(exposurePlanning, t)
+	var out []exposureField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, inline := jsonName0(f)
+		if name == "-" || !canExpose(f.Type) {
+			continue
+		}
+		out = append(out, exposureField{index: i, name: name, inline: inline})
+	}
+	exposurePlans.Store(t, out)
+	return out
+}
+
+// canExpose reports whether a value of type t can hold an exposure, as
+// exposures walks it (maps it does not walk).
+func canExpose(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return t == serviceType || t == podSecurity
+	case reflect.Interface:
+		return true
+	case reflect.Struct:
+		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || exposurePlanning[t] {
+			return true
+		}
+		return len(planExposures(t)) > 0
+	}
+	return false
 }
 
 // Policy is what the operator's administrator allows beyond each

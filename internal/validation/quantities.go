@@ -38,9 +38,30 @@ func RawQuantityErrors(raw []byte) field.ErrorList {
 	if len(raw) == 0 {
 		return nil
 	}
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("object"), "", fmt.Sprintf("not valid JSON: %v", err))}
+	// An object's metadata holds no quantity (the API server keeps only
+	// ObjectMeta's fields), and its managed fields are often the most of
+	// it: the walk leaves it out.
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		var doc any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return field.ErrorList{field.Invalid(field.NewPath("object"), "", fmt.Sprintf("not valid JSON: %v", err))}
+		}
+		// Valid JSON, not an object: walked whole, as any document.
+		var errs field.ErrorList
+		walkQuantities(doc, nil, false, &errs)
+		return errs
+	}
+	doc := make(map[string]any, len(top))
+	for k, v := range top {
+		if k == "metadata" {
+			continue
+		}
+		var value any
+		if err := json.Unmarshal(v, &value); err != nil {
+			return field.ErrorList{field.Invalid(field.NewPath("object"), "", fmt.Sprintf("not valid JSON: %v", err))}
+		}
+		doc[k] = value
 	}
 	var errs field.ErrorList
 	walkQuantities(doc, nil, false, &errs)

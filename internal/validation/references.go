@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -130,14 +131,15 @@ var localObjectReference = reflect.TypeFor[corev1.LocalObjectReference]()
 // every reference it makes, with the field path of each, root first.
 func References(v any, root *field.Path) []Reference {
 	var out []Reference
-	walk(reflect.ValueOf(v), root, "", "", "", &out)
+	walk(reflect.ValueOf(v), root, "", "", "", nil, &out)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path.String() < out[j].Path.String() })
 	return out
 }
 
 // walk visits v at path p. goName and jsonName are the field that holds
-// v, tagKind the kind its struct tag gives.
-func walk(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out *[]Reference) {
+// v, tagKind the kind its struct tag gives; f, when not nil, is that
+// field's plan, which holds what the names decide.
+func walk(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, f *fieldPlan, out *[]Reference) {
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
 			return
@@ -147,31 +149,44 @@ func walk(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out 
 	switch v.Kind() {
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			walk(v.Index(i), p.Index(i), goName, jsonName, tagKind, out)
+			walk(v.Index(i), p.Index(i), goName, jsonName, tagKind, f, out)
 		}
 	case reflect.Map:
 		keys := v.MapKeys()
 		for _, k := range keys {
 			if k.Kind() == reflect.String {
-				walk(v.MapIndex(k), p.Key(k.String()), goName, jsonName, tagKind, out)
+				walk(v.MapIndex(k), p.Key(k.String()), goName, jsonName, tagKind, f, out)
 			}
 		}
 	case reflect.String:
-		if kind := stringKind(goName, jsonName, tagKind); kind != "" && v.String() != "" {
+		kind := ""
+		if f != nil {
+			kind = f.stringKind
+		} else {
+			kind = stringKind(goName, jsonName, tagKind)
+		}
+		if kind != "" && v.String() != "" {
 			*out = append(*out, Reference{Kind: kind, Name: v.String(), Path: p})
 		}
 	case reflect.Struct:
-		walkStruct(v, p, goName, jsonName, tagKind, out)
+		var rule structRule
+		if f != nil && f.elem == v.Type() {
+			rule = f.rule
+		} else {
+			rule.kind, rule.nameField, rule.dynamic, rule.ok = structKind(v.Type(), goName, jsonName, tagKind)
+		}
+		walkStruct(v, p, rule, out)
 	}
 }
 
-func walkStruct(v reflect.Value, p *field.Path, goName, jsonName, tagKind string, out *[]Reference) {
+func walkStruct(v reflect.Value, p *field.Path, rule structRule, out *[]Reference) {
 	t := v.Type()
-	if kind, nameField, dynamic, ok := structKind(t, goName, jsonName, tagKind); ok {
-		if dynamic {
+	if rule.ok {
+		kind := rule.kind
+		if rule.dynamic {
 			kind = v.FieldByName("Kind").String()
 		}
-		ref := Reference{Kind: kind, Name: v.FieldByName(nameField).String(), Path: p.Child(jsonOf(t, nameField))}
+		ref := Reference{Kind: kind, Name: v.FieldByName(rule.nameField).String(), Path: p.Child(jsonOf(t, rule.nameField))}
 		if g := v.FieldByName("APIGroup"); g.IsValid() {
 			if g.Kind() == reflect.Pointer && !g.IsNil() {
 				ref.Group = g.Elem().String()
@@ -186,13 +201,118 @@ func walkStruct(v reflect.Value, p *field.Path, goName, jsonName, tagKind string
 			*out = append(*out, ref)
 		}
 	}
-	eachField(t, func(f reflect.StructField, name string, inline bool, tk string) {
-		fp := p
-		if !inline {
-			fp = p.Child(name)
+	for i := range planOf(t) {
+		f := &planOf(t)[i]
+		if !f.reaches {
+			continue
 		}
-		walk(v.FieldByIndex(f.Index), fp, f.Name, name, tk, out)
+		fp := p
+		if !f.inline {
+			fp = p.Child(f.jsonName)
+		}
+		walk(v.FieldByIndex(f.index), fp, f.goName, f.jsonName, f.tagKind, f, out)
+	}
+}
+
+// structRule is structKind's answer.
+type structRule struct {
+	kind, nameField string
+	dynamic, ok     bool
+}
+
+// fieldPlan is what the walker needs of one field of a struct type, read
+// from the types once (planOf): its names, what a string below it names,
+// what a struct below it is, and whether anything below it can be a
+// reference at all. A spec's value is walked on every admission request;
+// its types do not change.
+type fieldPlan struct {
+	index                     []int
+	goName, jsonName, tagKind string
+	inline                    bool
+	// stringKind is stringKind of the field's names.
+	stringKind string
+	// elem is the struct type below the field (pointers, slices, arrays and
+	// maps taken away), and rule structKind of it in this field.
+	elem reflect.Type
+	rule structRule
+	// reaches is false when no value of the field can hold a reference:
+	// the walker does not visit it.
+	reaches bool
+}
+
+var (
+	plansMu sync.Mutex
+	plans   sync.Map // reflect.Type → []fieldPlan
+	// reachable records, per struct type, whether a value of it can hold
+	// a reference; planning, the types being planned, which count as ones
+	// that can (a recursive type).
+	reachable = map[reflect.Type]bool{}
+	planning  = map[reflect.Type]bool{}
+)
+
+// planOf is the plan of struct type t's fields, in eachField's order.
+func planOf(t reflect.Type) []fieldPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.([]fieldPlan)
+	}
+	plansMu.Lock()
+	defer plansMu.Unlock()
+	return plan(t)
+}
+
+// plan is planOf with plansMu held.
+func plan(t reflect.Type) []fieldPlan {
+	if p, ok := plans.Load(t); ok {
+		return p.([]fieldPlan)
+	}
+	planning[t] = true
+	defer delete(planning, t)
+	var out []fieldPlan
+	eachField(t, func(sf reflect.StructField, name string, inline bool, tk string) {
+		f := fieldPlan{index: sf.Index, goName: sf.Name, jsonName: name, tagKind: tk, inline: inline,
+			stringKind: stringKind(sf.Name, name, tk)}
+		below := sf.Type
+		for {
+			switch below.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+				below = below.Elem()
+				continue
+			}
+			break
+		}
+		switch below.Kind() {
+		case reflect.String:
+			f.reaches = f.stringKind != ""
+		case reflect.Struct:
+			f.elem = below
+			f.rule.kind, f.rule.nameField, f.rule.dynamic, f.rule.ok = structKind(below, sf.Name, name, tk)
+			f.reaches = f.rule.ok || reaches(below)
+		case reflect.Interface:
+			// Whatever it holds is decided when it is walked.
+			f.reaches = true
+		}
+		out = append(out, f)
 	})
+	plans.Store(t, out)
+	return out
+}
+
+// reaches reports whether a value of struct type t can hold a reference
+// below it; plansMu is held.
+func reaches(t reflect.Type) bool {
+	if r, ok := reachable[t]; ok {
+		return r
+	}
+	if planning[t] {
+		// A recursive type, still being planned: it can, until decided.
+		return true
+	}
+	r := false
+	for _, f := range plan(t) {
+		r = r || f.reaches
+	}
+	reachable[t] = r
+	return r
 }
 
 func hasNameField(t reflect.Type) bool {

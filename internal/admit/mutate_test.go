@@ -1,0 +1,205 @@
+// Copyright 2026 The kubeforge Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+package admit
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+	"time"
+
+	jsonpatchapply "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/proof"
+	"github.com/kubeforge/kubeforge/internal/scheme"
+)
+
+// The mutating webhook's own handler must answer as controller-runtime's
+// defaulting handler would: the same object once the API server applies
+// its patch, for creates and updates that stamp, default the spec, make a
+// name, replace a stamp a client wrote or take one away.
+func TestTheMutatingHandlerPatchesAsControllerRuntimesWould(t *testing.T) {
+	s := scheme.New()
+	keys, err := proof.NewKeyring(time.Now(), bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Proof: keys, Reviews: allowingReviews(s), Reader: fake.NewClientBuilder().WithScheme(s).Build()}
+	user := "tenant-1"
+
+	stored := usersPodSet(1)
+	if err := PodSet.Sign(keys, stored, user, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	changed := usersPodSet(2)
+	changed.Annotations[StampAnnotation] = stored.Annotations[StampAnnotation]
+	forged := usersPodSet(3)
+	forged.Annotations[StampAnnotation] = "forged"
+	unnamed := usersPodSet(1)
+	unnamed.Name, unnamed.GenerateName, unnamed.UID, unnamed.ResourceVersion, unnamed.ManagedFields, unnamed.Annotations = "", "u-", "", "", nil, nil
+	relabelled := stored.DeepCopy()
+	relabelled.Labels = map[string]string{"team": "a"}
+	// The replicas alone: harmless, the stamp kept as it is.
+	scaled := stored.DeepCopy()
+	scaled.Spec.Replicas = new(int32(3))
+	// A stamp that no longer verifies, on an object whose other
+	// annotations are the records: taken away.
+	stale := stored.DeepCopy()
+	stale.Annotations[StampAnnotation] = "stale"
+	stale.Spec.Template.Spec.Containers[0].Image = "registry.example.com/app:2"
+	denied := stale.DeepCopy()
+	denied.Spec.Template.Spec.Containers[0].Image = "" // breaks a rule: no stamp
+
+	unscaled := usersPodSet(1)
+	unscaled.UID, unscaled.ResourceVersion, unscaled.ManagedFields, unscaled.Annotations, unscaled.Spec.Replicas = "", "", nil, nil, nil
+	// A creator record the stored object lacks, written by a client:
+	// taken away, and with it every annotation.
+	plain := usersPodSet(1)
+	plain.Annotations = nil
+	recorded := plain.DeepCopy()
+	recorded.Annotations = map[string]string{proof.CreatedByAnnotation: "mallory"}
+	ws := &idev1alpha1.Workspace{TypeMeta: metav1.TypeMeta{APIVersion: "ide.kubeforge.io/v1alpha1", Kind: "Workspace"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "users", Name: "ide"},
+		Spec:       idev1alpha1.WorkspaceSpec{User: "tenant-1", Started: new(false), Storage: idev1alpha1.WorkspaceStorage{Size: new(resource.MustParse("1Gi"))}}}
+
+	cases := []struct {
+		name string
+		op   admissionv1.Operation
+		old  client.Object
+		obj  client.Object
+		new  func() http.Handler
+		cr   func() http.Handler
+		// whole: controller-runtime's whole-object patch answers (a
+		// change beyond the annotations, the name and the spec).
+		whole bool
+	}{
+		{"a PodSet's spec changed", admissionv1.Update, stored, changed, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a PodSet created with a stamp of its own", admissionv1.Create, nil, forged, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a PodSet created with generateName", admissionv1.Create, nil, unnamed, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a PodSet relabelled", admissionv1.Update, stored, relabelled, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a PodSet scaled", admissionv1.Update, stored, scaled, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a PodSet with a stale stamp changed", admissionv1.Update, stored, stale, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a PodSet changed against a rule", admissionv1.Update, stored, denied, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a creator record written on an update, taken away", admissionv1.Update, plain, recorded, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), true},
+		{"a PodSet created without replicas, defaulted", admissionv1.Create, nil, unscaled, mutatePodSet(s, opts, false), mutatePodSet(s, opts, true), false},
+		{"a Workspace created, its spec defaulted and its user labelled", admissionv1.Create, nil, ws, mutateWorkspace(s, opts, false), mutateWorkspace(s, opts, true), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := reviewBody(t, tc.op, tc.old, tc.obj, user)
+			raw, err := json.Marshal(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := wholeObjectPatches.Load()
+			ours, theirs := answer(t, tc.new(), body), answer(t, tc.cr(), body)
+			if whole := wholeObjectPatches.Load() > before; whole != tc.whole {
+				t.Errorf("answered with controller-runtime's whole-object patch: %v, want %v", whole, tc.whole)
+			}
+			if ours.Allowed != theirs.Allowed || !reflect.DeepEqual(ours.Result, theirs.Result) && (ours.Result == nil || theirs.Result == nil || ours.Result.Message != theirs.Result.Message) {
+				t.Fatalf("allowed %v (%v), controller-runtime's %v (%v)", ours.Allowed, ours.Result, theirs.Allowed, theirs.Result)
+			}
+			got, want := applied(t, raw, ours.Patch), applied(t, raw, theirs.Patch)
+			// A stamp holds the second it was made, a generated name is
+			// random: present in both, or in neither.
+			for _, doc := range []map[string]any{got, want} {
+				meta := doc["metadata"].(map[string]any)
+				if prefix, ok := meta["generateName"].(string); ok {
+					if name, _ := meta["name"].(string); len(name) > len(prefix) && name[:len(prefix)] == prefix {
+						meta["name"] = prefix + "generated"
+					}
+				}
+				if a, ok := meta["annotations"].(map[string]any); ok {
+					if _, stamped := a[StampAnnotation]; stamped {
+						a[StampAnnotation] = "stamped"
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.MarshalIndent(got, "", " ")
+				w, _ := json.MarshalIndent(want, "", " ")
+				t.Errorf("patched:\n%s\ncontroller-runtime's:\n%s\n(our patch %s)", g, w, ours.Patch)
+			}
+		})
+	}
+}
+
+func mutatePodSet(s *runtime.Scheme, opts Options, controllerRuntimes bool) func() http.Handler {
+	return func() http.Handler { return mutateWith(s, PodSet, opts, controllerRuntimes) }
+}
+
+func mutateWorkspace(s *runtime.Scheme, opts Options, controllerRuntimes bool) func() http.Handler {
+	return func() http.Handler { return mutateWith(s, Workspace, opts, controllerRuntimes) }
+}
+
+// mutateWith is the kind's mutating webhook, or the same defaulter served
+// by controller-runtime's handler.
+func mutateWith[T client.Object](s *runtime.Scheme, k Kind[T], opts Options, controllerRuntimes bool) http.Handler {
+	mutate, _ := webhooks(s, k, opts)
+	if !controllerRuntimes {
+		return mutate
+	}
+	v := validator[T]{kind: k, gk: k.GVK.GroupKind(), reviews: opts.Reviews, cache: newReviewCache(opts.ReviewCacheTTL), reader: opts.Reader, proof: opts.Proof}
+	wh := admission.WithDefaulter[T](s, defaulter[T]{k: k, keys: opts.Proof, checks: v})
+	wh.Handler = guardQuantities(k.GVK.GroupKind(), wh.Handler)
+	return wh
+}
+
+func answer(t *testing.T, h http.Handler, body []byte) admissionv1.AdmissionResponse {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/mutate", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+	var out admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Response == nil {
+		t.Fatalf("no admission review in the answer (%v): %s", err, rec.Body.String())
+	}
+	if out.APIVersion != "admission.k8s.io/v1" || out.Kind != "AdmissionReview" || out.Response.UID == "" {
+		t.Fatalf("the answer is not a v1 AdmissionReview for the request: %s", rec.Body.String())
+	}
+	return *out.Response
+}
+
+// applied is raw with patch applied, as the API server applies it.
+func applied(t *testing.T, raw, patch []byte) map[string]any {
+	t.Helper()
+	out := raw
+	if len(patch) > 0 {
+		p, err := jsonpatchapply.DecodePatch(patch)
+		if err != nil {
+			t.Fatalf("decoding the patch %s: %v", patch, err)
+		}
+		if out, err = p.Apply(raw); err != nil {
+			t.Fatalf("applying the patch %s: %v", patch, err)
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
