@@ -233,13 +233,13 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	}
 	if d.keys == nil {
 		// Nothing to sign with: no stamp, and none a client wrote.
-		removeAnnotation(obj, StampAnnotation)
+		dropStamp(obj)
 		return nil
 	}
 	if errs := d.k.rules(obj, old); len(errs) > 0 {
 		// Refused by the validating webhook, which is called for what has
 		// no stamp (see below).
-		removeAnnotation(obj, StampAnnotation)
+		dropStamp(obj)
 		return nil
 	}
 	if old != nil && d.k.onlyHarmless(*old, obj) {
@@ -264,8 +264,9 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	// server is not a refusal: the request fails, to be tried again.
 	var was T
 	var who metav1.Object = obj
+	over := ""
 	if old != nil {
-		was, who = *old, *old
+		was, who, over = *old, *old, (*old).GetResourceVersion()
 	}
 	if errs := d.checks.access(ctx, obj, false, was); len(errs) > 0 {
 		for _, e := range errs {
@@ -273,10 +274,10 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 				return Invalid(d.k.GVK.GroupKind(), obj, field.ErrorList{e})
 			}
 		}
-		removeAnnotation(obj, StampAnnotation)
+		dropStamp(obj)
 		return nil
 	}
-	return d.k.sign(d.keys, obj, who, req.UserInfo.Username, time.Now())
+	return d.k.sign(d.keys, obj, who, over, req.UserInfo.Username, time.Now())
 }
 
 // recordCreator writes who created the object and whom it belongs to

@@ -37,10 +37,12 @@ import (
 //     webhook is the backstop for what the mutating one did not stamp: it
 //     is called, under the same conditions, only for an object without a
 //     stamp. A stamp a client wrote is never trusted for that — the
-//     mutating webhook replaces it, and without the mutating webhook it
-//     does not verify, so the reconcilers refuse the object (NotAdmitted)
-//     and make nothing for it. The references policies leave out what is
-//     stamped the same way (referencepolicy.go).
+//     mutating webhook replaces it, and without the mutating webhook a
+//     made-up one does not verify, so the reconcilers refuse the object
+//     (NotAdmitted) and make nothing for it; an older stamp of the same
+//     object written back approves only the spec it approved then. The
+//     references policies leave out only an update stamped over the very
+//     object it changes (referencepolicy.go), which such a stamp is not.
 //
 // An OLM bundle cannot carry matchConditions: under OLM both webhooks are
 // called for every request, which changes no answer.
@@ -48,6 +50,12 @@ var (
 	callWhenChanged = `request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || ` +
 		kubeforgeKeysChanged("annotations") + " || " + kubeforgeKeysChanged("labels")
 	callWhenUnstamped = `!has(object.metadata.annotations) || !('` + StampAnnotation + `' in object.metadata.annotations)`
+	// stampedForThisUpdate is CEL that is true for an update the mutating
+	// webhook stamped: a stamp made over the stored object this request
+	// changes (StampedOverAnnotation). An older stamp a client writes back
+	// either says so or verifies for nothing.
+	stampedForThisUpdate = `request.operation == 'UPDATE' && has(object.metadata.annotations) && '` + StampAnnotation + `' in object.metadata.annotations && '` +
+		StampedOverAnnotation + `' in object.metadata.annotations && object.metadata.annotations['` + StampedOverAnnotation + `'] == oldObject.metadata.resourceVersion`
 )
 
 // kubeforgeKeysChanged is CEL that is true when an update sets, changes or

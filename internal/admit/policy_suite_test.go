@@ -16,6 +16,7 @@ package admit_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -129,17 +130,39 @@ var _ = Describe("The references policies", Ordered, func() {
 		Expect(mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "sa", fmt.Sprintf(spec, "default")))).To(Succeed())
 	})
 
-	It("should leave out an object with a stamp, which only the mutating webhook's checks make count: one a client writes verifies for nothing and the reconcilers refuse the object", func() {
-		forged := object("apps.kubeforge.io/v1alpha1", "PodSet", "forged",
-			`{"template":{"spec":{"containers":[{"name":"app","image":"nginx","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}`)
-		refused(mallory.Create(ctx, forged.DeepCopy(), client.DryRunAll), "mallory may not have kubeforge use the Secret alicessecret")
-		forged.SetAnnotations(map[string]string{admit.StampAnnotation: "forged"})
-		Expect(mallory.Create(ctx, forged)).To(Succeed(), "a stamped object is the mutating webhook's to check")
+	It("should leave out only an update stamped over the object it changes, which only the mutating webhook's checks make count, and check a create or an older stamp written back", func() {
+		naming := `{"template":{"spec":{"containers":[{"name":"app","image":%q,"env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}`
+		stamped := func(name, image, over string) *unstructured.Unstructured {
+			u := object("apps.kubeforge.io/v1alpha1", "PodSet", name, fmt.Sprintf(naming, image))
+			u.SetAnnotations(map[string]string{admit.StampAnnotation: "forged", admit.StampedOverAnnotation: over})
+			return u
+		}
+		By("a create is checked, whatever stamp it carries")
+		refused(mallory.Create(ctx, stamped("forged-create", "nginx", "1")), "mallory may not have kubeforge use the Secret alicessecret")
+
+		By("an update stamped over the stored object is the mutating webhook's to check")
+		Expect(env.Client.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "forged", fmt.Sprintf(naming, "nginx")))).To(Succeed())
+		stored := &appsv1alpha1.PodSet{}
+		Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "forged"}, stored)).To(Succeed())
+		update := func(image, over string) error {
+			u := stamped("forged", image, over)
+			u.SetResourceVersion("")
+			raw, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": u.GetAnnotations()}, "spec": u.Object["spec"]})
+			Expect(err).NotTo(HaveOccurred())
+			return mallory.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw))
+		}
+		refused(update("nginx:2", "1"), "mallory may not have kubeforge use the Secret alicessecret")
+		Expect(update("nginx:3", stored.ResourceVersion)).To(Succeed(), "stamped over %s, the stored version", stored.ResourceVersion)
+
+		By("without the mutating webhook, that stamp verifies for nothing: the reconcilers refuse the object")
 		ps := &appsv1alpha1.PodSet{}
 		Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "forged"}, ps)).To(Succeed())
 		_, err := admit.Prepare(admit.PodSet, env.Proof, ps)
 		var notAdmitted *admit.NotAdmittedError
 		Expect(errors.As(err, &notAdmitted)).To(BeTrue(), "Prepare: %v", err)
+
+		By("a stamp written back over an older version is checked")
+		refused(update("nginx:4", stored.ResourceVersion), "mallory may not have kubeforge use the Secret alicessecret")
 	})
 
 	It("should recheck every reference when someone else changes the spec, but not for a harmless field or metadata", func() {

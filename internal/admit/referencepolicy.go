@@ -184,18 +184,19 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{s.group}, APIVersions: []string{"*"}, Resources: []string{s.resource}},
 				},
 			}}},
-			// The API server evaluates the checks only for an object
-			// the mutating webhook did not stamp, and only for a request
-			// that can change what they check (recheck): a create, a
-			// change of the spec beyond its harmless fields, a command.
-			//   - A stamp is signed only after the webhook asked the same
-			//     questions for the same requester (and held the same
-			//     bound, MaxPolicyReferences); a stamp a client wrote does
-			//     not outlive the mutating webhook, and without it verifies
-			//     for nothing, so the reconcilers refuse the object
-			//     (NotAdmitted) and use nothing it names. So the policy
-			//     checks what the webhook did not: everything, where the
-			//     webhooks are not called.
+			// The API server evaluates the checks for every create, and
+			// for an update that can change what they check (recheck: a
+			// change of the spec beyond its harmless fields, a command)
+			// unless the mutating webhook stamped it for this very update.
+			//   - That stamp is signed only after the webhook asked the
+			//     same questions for the same requester (and held the same
+			//     bound, MaxPolicyReferences), over the stored object the
+			//     update changes (StampedOverAnnotation). An older stamp of
+			//     the object, written back with the spec it approved while
+			//     the webhooks are not called, says it was made over an
+			//     older version, or verifies for nothing (the reconcilers
+			//     then make nothing for the object): the checks run. A
+			//     create's stamp binds no version; creates are checked.
 			//   - Every other update (labels, other annotations, status
 			//     writes of a client that updates the whole object) costs
 			//     no evaluation of the checks below; and the checks do not
@@ -203,8 +204,8 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 			//     on every update they check.
 			// One expression, the stamp first: the API server evaluates
 			// every condition, where CEL's && stops at a stamp.
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "not-stamped-and-recheck",
-				Expression: "(" + callWhenUnstamped + ") && (" + s.recheck() + ")"}},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "not-stamped-for-this-update-and-recheck",
+				Expression: "!(" + stampedForThisUpdate + ") && (" + s.recheck() + ")"}},
 			Variables:   variables,
 			Validations: validations,
 		},

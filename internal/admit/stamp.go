@@ -55,6 +55,17 @@ import (
 // nothing is made for it.
 const StampAnnotation = "kubeforge.io/admitted"
 
+// StampedOverAnnotation is, beside a stamp the mutating webhook made at an
+// update, the resourceVersion of the stored object that update changed;
+// the stamp's record holds it too, and a stamp verifies only when the two
+// agree (none on either side for a stamp made elsewhere). It lets CEL,
+// which cannot check a stamp, tell one made for this very update (over
+// the stored object it updates) from an older stamp of the same object a
+// client writes back with the spec it approved: the references policies
+// leave out only the first (referencepolicy.go). A client that changes it
+// to match loses the stamp, which then verifies for nothing.
+const StampedOverAnnotation = "kubeforge.io/admitted-over"
+
 // ReadmitAnnotation is a command every kind takes: setting or changing it
 // has admission check the object in full for the requester, as a change
 // of the spec would, and stamp it when the checks pass. It is how an
@@ -87,6 +98,10 @@ type stampRecord struct {
 	By string `json:"by"`
 	// At is when it was made (Unix seconds).
 	At int64 `json:"t"`
+	// Over is the resourceVersion of the stored object the update it was
+	// made at changed (StampedOverAnnotation); empty for one made
+	// elsewhere.
+	Over string `json:"over,omitempty"`
 }
 
 func (r stampRecord) binding() proof.Binding {
@@ -153,22 +168,41 @@ func (k Kind[T]) identity(obj client.Object, who metav1.Object) proof.Object {
 // test kits standing in for the webhooks. An object without a UID (a
 // create in admission) gets a stamp bound to now; one with a UID, bound to it.
 func (k Kind[T]) Sign(keys *proof.Keyring, obj T, by string, now time.Time) error {
-	return k.sign(keys, obj, obj, by, now)
+	return k.sign(keys, obj, obj, "", by, now)
 }
 
-func (k Kind[T]) sign(keys *proof.Keyring, obj T, who metav1.Object, by string, now time.Time) error {
+// sign stamps obj for who's UID (the stored object on an update); over is
+// the resourceVersion of the stored object an update in admission changes
+// ("" elsewhere).
+func (k Kind[T]) sign(keys *proof.Keyring, obj T, who metav1.Object, over, by string, now time.Time) error {
 	d, err := k.stampDigest(obj)
 	if err != nil {
 		return err
 	}
-	rec := stampRecord{V: StampVersion, Digest: d, By: by, At: now.Unix()}
+	rec := stampRecord{V: StampVersion, Digest: d, By: by, At: now.Unix(), Over: over}
 	id := k.identity(obj, who)
 	v := keys.Seal(id, rec.binding())
 	if id.UID == "" {
 		v = keys.PendingMark(id, rec.binding())
 	}
 	setAnnotation(obj, StampAnnotation, v)
+	setOver(obj, over)
 	return nil
+}
+
+// setOver writes StampedOverAnnotation as a stamp's record has it.
+func setOver(obj client.Object, over string) {
+	if over == "" {
+		removeAnnotation(obj, StampedOverAnnotation)
+		return
+	}
+	setAnnotation(obj, StampedOverAnnotation, over)
+}
+
+// dropStamp takes obj's stamp away.
+func dropStamp(obj client.Object) {
+	removeAnnotation(obj, StampAnnotation)
+	removeAnnotation(obj, StampedOverAnnotation)
 }
 
 // Stamped reports whether obj carries a stamp that verifies for it as it
@@ -198,6 +232,9 @@ func (k Kind[T]) verify(keys *proof.Keyring, obj T, value string, who metav1.Obj
 		if created.IsZero() || created.Before(at.Add(-CreateWindow)) || created.After(at.Add(CreateWindow)) {
 			return stampRecord{}, false
 		}
+	}
+	if rec.Over != obj.GetAnnotations()[StampedOverAnnotation] {
+		return stampRecord{}, false
 	}
 	d, err := k.stampDigest(obj)
 	return rec, err == nil && d == rec.Digest
@@ -232,7 +269,7 @@ func (k Kind[T]) WithoutCommand(keys *proof.Keyring, obj T, key string) error {
 func (k Kind[T]) carryStamp(keys *proof.Keyring, obj, old T) error {
 	rec, ok := k.verify(keys, old, old.GetAnnotations()[StampAnnotation], old)
 	if !ok || old.GetUID() == "" {
-		removeAnnotation(obj, StampAnnotation)
+		dropStamp(obj)
 		return nil
 	}
 	d, err := k.stampDigest(obj)
@@ -241,6 +278,7 @@ func (k Kind[T]) carryStamp(keys *proof.Keyring, obj, old T) error {
 	}
 	rec.Digest = d
 	setAnnotation(obj, StampAnnotation, keys.Seal(k.identity(obj, old), rec.binding()))
+	setOver(obj, rec.Over)
 	return nil
 }
 
@@ -274,13 +312,16 @@ func (k Kind[T]) freshlyApproved(keys *proof.Keyring, obj T, user string, now ti
 // verifies, else the stored object's if that verifies for obj, else none.
 // It never stamps what was stored without a valid stamp.
 func (k Kind[T]) keepStamp(keys *proof.Keyring, obj, old T) {
+	// What the stored stamp was made over, as stored: a client does not
+	// change it.
+	setOver(obj, old.GetAnnotations()[StampedOverAnnotation])
 	for _, v := range []string{obj.GetAnnotations()[StampAnnotation], old.GetAnnotations()[StampAnnotation]} {
 		if _, ok := k.verify(keys, obj, v, old); ok {
 			setAnnotation(obj, StampAnnotation, v)
 			return
 		}
 	}
-	removeAnnotation(obj, StampAnnotation)
+	dropStamp(obj)
 }
 
 // NeedsApproval reports whether obj makes the operator use anything the

@@ -329,3 +329,52 @@ func TestTheStampDigestIsTheSpecAsAWholeObjectConvertsIt(t *testing.T) {
 		t.Errorf("Workspace: digest %s, a whole object's %s", got, want)
 	}
 }
+
+// A stamp made at an update says which stored version it was made over,
+// in its record and in StampedOverAnnotation, and verifies only while the
+// two agree: an older stamp written back cannot claim this update's
+// version (which is what the references policies trust), and a stamp made
+// elsewhere (a create, the kit's) claims none.
+func TestAnUpdatesStampVerifiesOnlyForTheVersionItWasMadeOver(t *testing.T) {
+	keys := stampKeys(t, 1)
+	stored := podSetNamingASecret()
+	stored.ResourceVersion = "41"
+	obj := stored.DeepCopy()
+	obj.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	if err := PodSet.sign(keys, obj, stored, stored.ResourceVersion, "alice", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.Annotations[StampedOverAnnotation]; got != "41" {
+		t.Fatalf("%s = %q, want the stored version 41", StampedOverAnnotation, got)
+	}
+	if !PodSet.Stamped(keys, obj) {
+		t.Fatal("the update's stamp does not verify")
+	}
+	for _, over := range []string{"42", ""} {
+		replayed := obj.DeepCopy()
+		setOver(replayed, over)
+		if PodSet.Stamped(keys, replayed) {
+			t.Errorf("a stamp made over 41 verifies with %s %q", StampedOverAnnotation, over)
+		}
+	}
+	elsewhere := stampedPodSet(t, keys)
+	if _, ok := elsewhere.Annotations[StampedOverAnnotation]; ok {
+		t.Errorf("a stamp made outside an update says it was made over %q", elsewhere.Annotations[StampedOverAnnotation])
+	}
+	elsewhere.Annotations[StampedOverAnnotation] = "41"
+	if PodSet.Stamped(keys, elsewhere) {
+		t.Error("a stamp made outside an update verifies when it is said to be made over a version")
+	}
+
+	// An update that keeps the stamp keeps what it was made over, whatever the client wrote.
+	later := obj.DeepCopy()
+	later.ResourceVersion = "42"
+	next := later.DeepCopy()
+	next.Spec.Replicas = new(int32(5))
+	next.Annotations[StampedOverAnnotation] = "42"
+	PodSet.keepStamp(keys, next, later)
+	if next.Annotations[StampedOverAnnotation] != "41" || !PodSet.Stamped(keys, next) {
+		t.Errorf("after a harmless update: %s %q, stamped %v; want 41 and a stamp that verifies",
+			StampedOverAnnotation, next.Annotations[StampedOverAnnotation], PodSet.Stamped(keys, next))
+	}
+}

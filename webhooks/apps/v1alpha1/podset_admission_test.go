@@ -107,12 +107,24 @@ var _ = Describe("PodSet webhooks", func() {
 			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
 			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue(), "stamped at create")
 
-			By("a stamp a client writes is replaced by the webhook's")
+			Expect(ps.Annotations).NotTo(HaveKey(admit.StampedOverAnnotation), "a create's stamp is made over no stored version")
+
+			By("a stamp a client writes is replaced by the webhook's, made over the version the update changed")
 			ps.Annotations[admit.StampAnnotation] = "forged"
+			ps.Annotations[admit.StampedOverAnnotation] = "1"
 			ps.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+			changedVersion := ps.ResourceVersion
 			Expect(suite.Client.Update(suite.Ctx, ps)).To(Succeed())
 			Expect(ps.Annotations[admit.StampAnnotation]).NotTo(Equal("forged"))
+			Expect(ps.Annotations[admit.StampedOverAnnotation]).To(Equal(changedVersion))
 			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue(), "stamped for the new image")
+
+			By("a client changing what the stamp was made over, alone: the webhook keeps it as the stamp says")
+			Expect(suite.Client.Patch(suite.Ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"annotations":{"kubeforge.io/admitted-over":"1"}}}`)))).To(Succeed())
+			Expect(suite.Client.Get(suite.Ctx, client.ObjectKeyFromObject(u), ps)).To(Succeed())
+			Expect(ps.Annotations[admit.StampedOverAnnotation]).To(Equal(changedVersion))
+			Expect(admit.PodSet.Stamped(suite.Env.Proof, ps)).To(BeTrue())
 
 			By("a stored spec changed past the webhooks does not verify")
 			changed := ps.DeepCopy()
