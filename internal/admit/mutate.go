@@ -38,8 +38,11 @@ import (
 )
 
 // mutating is a kind's mutating webhook: controller-runtime's defaulting
-// handler (admission.WithDefaulter) with the same answers, at a fraction of
-// its cost on the request path of every create and spec change. It decodes
+// handler (admission.WithDefaulter) with the same answers — the stored
+// object decodes to the same typed object; where the client wrote a value
+// in a form of its own in a spec the defaults leave alone, it stays as sent
+// instead of rewritten in the type's form — at a fraction of its cost on
+// the request path of every create and spec change. It decodes
 // the object once, straight into its type, and answers with a patch of
 // what the webhook changes — the annotations it writes (the stamp, the
 // creator and owner records), the labels (a Workspace's user), a name it

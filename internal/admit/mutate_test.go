@@ -20,11 +20,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	jsonpatchapply "github.com/evanphx/json-patch/v5"
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/scheme"
@@ -39,8 +43,9 @@ import (
 
 // The mutating webhook's own handler must answer as controller-runtime's
 // defaulting handler would: the same object once the API server applies
-// its patch, for creates and updates that stamp, default the spec, make a
-// name, replace a stamp a client wrote or take one away.
+// its patch (to an object in the type's own form, as these are), for
+// creates and updates that stamp, default the spec, make a name, label a
+// Workspace's user, replace a stamp a client wrote or take one away.
 func TestTheMutatingHandlerPatchesAsControllerRuntimesWould(t *testing.T) {
 	s := scheme.New()
 	keys, err := proof.NewKeyring(time.Now(), bytes.Repeat([]byte{7}, 32))
@@ -202,4 +207,53 @@ func applied(t *testing.T, raw, patch []byte) map[string]any {
 		t.Fatal(err)
 	}
 	return doc
+}
+
+// Where a client wrote a value in a form of its own (a quantity
+// "1024Mi") in a spec the defaults do not change, controller-runtime's
+// patch also rewrote it in the type's form ("1Gi"); the webhook's patch
+// leaves it as sent (a spec the defaults change is patched by the same
+// diff as controller-runtime's). Both decode to the same object, which is
+// what the stamp and the reconcilers read.
+func TestTheMutatingHandlerLeavesWhatTheClientWroteAsSent(t *testing.T) {
+	s := scheme.New()
+	keys, err := proof.NewKeyring(time.Now(), bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Proof: keys, Reviews: allowingReviews(s), Reader: fake.NewClientBuilder().WithScheme(s).Build()}
+	raw := []byte(`{"apiVersion":"apps.kubeforge.io/v1alpha1","kind":"PodSet","metadata":{"name":"own-form","namespace":"users"},` +
+		`"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"app","image":"nginx","resources":{"limits":{"memory":"1024Mi"}}}]}}}}`)
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{UID: "8f5e2c1a-0000-4000-8000-000000000002",
+			Kind:     metav1.GroupVersionKind{Group: "apps.kubeforge.io", Version: "v1alpha1", Kind: "PodSet"},
+			Resource: metav1.GroupVersionResource{Group: "apps.kubeforge.io", Version: "v1alpha1", Resource: "podsets"},
+			Name:     "own-form", Namespace: "users", Operation: admissionv1.Create,
+			UserInfo: authenticationv1.UserInfo{Username: "tenant-1"}, Object: runtime.RawExtension{Raw: raw}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded := func(patch []byte) (*appsv1alpha1.PodSet, string) {
+		doc := applied(t, raw, patch)
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := &appsv1alpha1.PodSet{}
+		if err := json.Unmarshal(out, ps); err != nil {
+			t.Fatal(err)
+		}
+		ps.Annotations[StampAnnotation] = "stamped"
+		return ps, string(out)
+	}
+	ours, oursJSON := decoded(answer(t, mutateWith(s, PodSet, opts, false), body).Patch)
+	theirs, theirsJSON := decoded(answer(t, mutateWith(s, PodSet, opts, true), body).Patch)
+	if !equality.Semantic.DeepEqual(ours, theirs) {
+		t.Errorf("decoded differently:\n%s\ncontroller-runtime's:\n%s", oursJSON, theirsJSON)
+	}
+	if !strings.Contains(oursJSON, `"1024Mi"`) || !strings.Contains(theirsJSON, `"1Gi"`) {
+		t.Errorf("want the quantity as sent in ours and in the type's form in controller-runtime's:\n%s\n%s", oursJSON, theirsJSON)
+	}
 }
