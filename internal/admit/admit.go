@@ -182,7 +182,7 @@ func Register[T client.Object](mgr ctrl.Manager, k Kind[T], opts Options) error 
 func webhooks[T client.Object](s *runtime.Scheme, k Kind[T], opts Options) (mutate, validate http.Handler) {
 	gk := k.GVK.GroupKind()
 	v := validator[T]{kind: k, gk: gk, reviews: opts.Reviews, cache: newReviewCache(opts.ReviewCacheTTL), reader: opts.Reader, proof: opts.Proof}
-	m := newMutating[T](s, defaulter[T]{k: k, keys: opts.Proof, checks: v})
+	m := newMutating[T](s, k.GVK, defaulter[T]{k: k, keys: opts.Proof, checks: v})
 	m.Handler = guardQuantities(gk, m.Handler)
 	val := admission.WithValidator[T](s, v)
 	val.Handler = guardQuantities(gk, val.Handler)

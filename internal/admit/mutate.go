@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -51,6 +52,9 @@ import (
 // included. A change elsewhere (none today), or every annotation or
 // label taken away, gets controller-runtime's whole-object patch.
 type mutating[T client.Object] struct {
+	// gvk is the kind and version T decodes; a request for another goes
+	// to controller-runtime's handler, whose decoder knows versions.
+	gvk       schema.GroupVersionKind
 	defaulter admission.Defaulter[T]
 	// fallback is controller-runtime's handler, for what patch does not cover.
 	fallback admission.Handler
@@ -60,8 +64,8 @@ type mutating[T client.Object] struct {
 // handler (a test reads it).
 var wholeObjectPatches atomic.Int64
 
-func newMutating[T client.Object](s *runtime.Scheme, d admission.Defaulter[T]) *admission.Webhook {
-	return &admission.Webhook{Handler: mutating[T]{defaulter: d, fallback: admission.WithDefaulter[T](s, d).Handler}}
+func newMutating[T client.Object](s *runtime.Scheme, gvk schema.GroupVersionKind, d admission.Defaulter[T]) *admission.Webhook {
+	return &admission.Webhook{Handler: mutating[T]{gvk: gvk, defaulter: d, fallback: admission.WithDefaulter[T](s, d).Handler}}
 }
 
 func (m mutating[T]) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -71,6 +75,10 @@ func (m mutating[T]) Handle(ctx context.Context, req admission.Request) admissio
 	}
 	if len(req.Object.Raw) == 0 {
 		return admission.Errored(http.StatusBadRequest, errors.New("there is no content to decode"))
+	}
+	if req.Kind.Group != m.gvk.Group || req.Kind.Version != m.gvk.Version || req.Kind.Kind != m.gvk.Kind {
+		wholeObjectPatches.Add(1)
+		return m.fallback.Handle(ctx, req)
 	}
 	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 	// As the API server's own decoding: field names match exactly.

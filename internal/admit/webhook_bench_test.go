@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,11 +99,12 @@ func reviewBody(b testing.TB, op admissionv1.Operation, old, obj runtime.Object,
 		}
 		return runtime.RawExtension{Raw: j}
 	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
 	body, err := json.Marshal(admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Request: &admissionv1.AdmissionRequest{UID: "8f5e2c1a-0000-4000-8000-000000000001",
-			Kind:     metav1.GroupVersionKind{Group: "apps.kubeforge.io", Version: "v1alpha1", Kind: "PodSet"},
-			Resource: metav1.GroupVersionResource{Group: "apps.kubeforge.io", Version: "v1alpha1", Resource: "podsets"},
+			Kind:     metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
+			Resource: metav1.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: strings.ToLower(gvk.Kind) + "s"},
 			Name:     "u1-0", Namespace: "users", Operation: op,
 			UserInfo: authenticationv1.UserInfo{Username: user, Groups: []string{"perf:tenants", "system:authenticated"}},
 			Object:   raw(obj), OldObject: raw(old)},
