@@ -18,6 +18,8 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
 // When the API server calls kubeforge's webhooks (their matchConditions,
@@ -41,8 +43,9 @@ import (
 //     made-up one does not verify, so the reconcilers refuse the object
 //     (NotAdmitted) and make nothing for it; an older stamp of the same
 //     object written back approves only the spec it approved then. The
-//     references policies leave out only an update stamped over the very
-//     object it changes (referencepolicy.go), which such a stamp is not.
+//     references policies leave out only a create stamped for its
+//     requester and an update stamped over the very object it changes
+//     (referencepolicy.go), which such a stamp is not.
 //
 // An OLM bundle cannot carry matchConditions: under OLM both webhooks are
 // called for every request, which changes no answer.
@@ -50,12 +53,17 @@ var (
 	callWhenChanged = `request.operation != 'UPDATE' || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec || ` +
 		kubeforgeKeysChanged("annotations") + " || " + kubeforgeKeysChanged("labels")
 	callWhenUnstamped = `!has(object.metadata.annotations) || !('` + StampAnnotation + `' in object.metadata.annotations)`
-	// stampedForThisUpdate is CEL that is true for an update the mutating
-	// webhook stamped: a stamp made over the stored object this request
-	// changes (StampedOverAnnotation). An older stamp a client writes back
-	// either says so or verifies for nothing.
-	stampedForThisUpdate = `request.operation == 'UPDATE' && has(object.metadata.annotations) && '` + StampAnnotation + `' in object.metadata.annotations && '` +
-		StampedOverAnnotation + `' in object.metadata.annotations && object.metadata.annotations['` + StampedOverAnnotation + `'] == oldObject.metadata.resourceVersion`
+	// stampedForThisRequest is CEL that is true for a request the mutating
+	// webhook stamped: a create whose stamp records the requester as its
+	// creator (the stamp covers the record; the webhook writes the
+	// requester there), an update whose stamp was made over the stored
+	// object it changes (StampedOverAnnotation). Another user's stamp, or
+	// an older stamp written back, says so or verifies for nothing.
+	stampedForThisRequest = `has(object.metadata.annotations) && '` + StampAnnotation + `' in object.metadata.annotations && (` +
+		`request.operation == 'CREATE' && '` + proof.CreatedByAnnotation + `' in object.metadata.annotations && object.metadata.annotations['` +
+		proof.CreatedByAnnotation + `'] == request.userInfo.username || ` +
+		`request.operation == 'UPDATE' && '` + StampedOverAnnotation + `' in object.metadata.annotations && object.metadata.annotations['` +
+		StampedOverAnnotation + `'] == oldObject.metadata.resourceVersion)`
 )
 
 // kubeforgeKeysChanged is CEL that is true when an update sets, changes or

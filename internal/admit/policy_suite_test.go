@@ -34,6 +34,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
 
@@ -130,15 +131,25 @@ var _ = Describe("The references policies", Ordered, func() {
 		Expect(mallory.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "sa", fmt.Sprintf(spec, "default")))).To(Succeed())
 	})
 
-	It("should leave out only an update stamped over the object it changes, which only the mutating webhook's checks make count, and check a create or an older stamp written back", func() {
+	It("should leave out only a create stamped for its requester and an update stamped over the object it changes, which only the mutating webhook's checks make count, and check another's or an older stamp written back", func() {
 		naming := `{"template":{"spec":{"containers":[{"name":"app","image":%q,"env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"alicessecret","key":"k"}}}]}]}}}`
 		stamped := func(name, image, over string) *unstructured.Unstructured {
 			u := object("apps.kubeforge.io/v1alpha1", "PodSet", name, fmt.Sprintf(naming, image))
 			u.SetAnnotations(map[string]string{admit.StampAnnotation: "forged", admit.StampedOverAnnotation: over})
 			return u
 		}
-		By("a create is checked, whatever stamp it carries")
-		refused(mallory.Create(ctx, stamped("forged-create", "nginx", "1")), "mallory may not have kubeforge use the Secret alicessecret")
+		By("a create whose stamp does not record its requester as the creator is checked")
+		refused(mallory.Create(ctx, stamped("forged-create", "nginx", "")), "mallory may not have kubeforge use the Secret alicessecret")
+
+		By("a create stamped for its requester is the mutating webhook's to check; without it, that stamp verifies for nothing")
+		own := stamped("forged-create", "nginx", "")
+		own.SetAnnotations(map[string]string{admit.StampAnnotation: "forged", proof.CreatedByAnnotation: "mallory"})
+		Expect(mallory.Create(ctx, own)).To(Succeed())
+		created := &appsv1alpha1.PodSet{}
+		Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "forged-create"}, created)).To(Succeed())
+		_, err := admit.Prepare(admit.PodSet, env.Proof, created)
+		var notAdmitted *admit.NotAdmittedError
+		Expect(errors.As(err, &notAdmitted)).To(BeTrue(), "Prepare: %v", err)
 
 		By("an update stamped over the stored object is the mutating webhook's to check")
 		Expect(env.Client.Create(ctx, object("apps.kubeforge.io/v1alpha1", "PodSet", "forged", fmt.Sprintf(naming, "nginx")))).To(Succeed())
@@ -157,8 +168,7 @@ var _ = Describe("The references policies", Ordered, func() {
 		By("without the mutating webhook, that stamp verifies for nothing: the reconcilers refuse the object")
 		ps := &appsv1alpha1.PodSet{}
 		Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "forged"}, ps)).To(Succeed())
-		_, err := admit.Prepare(admit.PodSet, env.Proof, ps)
-		var notAdmitted *admit.NotAdmittedError
+		_, err = admit.Prepare(admit.PodSet, env.Proof, ps)
 		Expect(errors.As(err, &notAdmitted)).To(BeTrue(), "Prepare: %v", err)
 
 		By("a stamp written back over an older version is checked")

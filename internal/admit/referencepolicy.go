@@ -184,19 +184,21 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{s.group}, APIVersions: []string{"*"}, Resources: []string{s.resource}},
 				},
 			}}},
-			// The API server evaluates the checks for every create, and
-			// for an update that can change what they check (recheck: a
-			// change of the spec beyond its harmless fields, a command)
-			// unless the mutating webhook stamped it for this very update.
+			// The API server evaluates the checks for a request that can
+			// change what they check (recheck: a create, a change of the
+			// spec beyond its harmless fields, a command) unless the
+			// mutating webhook stamped it for this very request.
 			//   - That stamp is signed only after the webhook asked the
 			//     same questions for the same requester (and held the same
-			//     bound, MaxPolicyReferences), over the stored object the
-			//     update changes (StampedOverAnnotation). An older stamp of
-			//     the object, written back with the spec it approved while
-			//     the webhooks are not called, says it was made over an
-			//     older version, or verifies for nothing (the reconcilers
-			//     then make nothing for the object): the checks run. A
-			//     create's stamp binds no version; creates are checked.
+			//     bound, MaxPolicyReferences): at a create, for the object
+			//     whose creator record (which the stamp covers) is the
+			//     requester; at an update, over the stored object the
+			//     update changes (StampedOverAnnotation). A stamp a client
+			//     writes while the webhooks are not called — made up, or
+			//     another user's or an older one written back with the spec
+			//     it approved — either names another creator or an older
+			//     version, and the checks run, or verifies for nothing, and
+			//     the reconcilers make nothing for the object.
 			//   - Every other update (labels, other annotations, status
 			//     writes of a client that updates the whole object) costs
 			//     no evaluation of the checks below; and the checks do not
@@ -204,8 +206,8 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 			//     on every update they check.
 			// One expression, the stamp first: the API server evaluates
 			// every condition, where CEL's && stops at a stamp.
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "not-stamped-for-this-update-and-recheck",
-				Expression: "!(" + stampedForThisUpdate + ") && (" + s.recheck() + ")"}},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "not-stamped-for-this-request-and-recheck",
+				Expression: "!(" + stampedForThisRequest + ") && (" + s.recheck() + ")"}},
 			Variables:   variables,
 			Validations: validations,
 		},
