@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -173,6 +174,27 @@ var _ = Describe("The references policies", Ordered, func() {
 
 		By("a stamp written back over an older version is checked")
 		refused(update("nginx:4", stored.ResourceVersion), "mallory may not have kubeforge use the Secret alicessecret")
+
+		By("a stamp swapped in on its own, for the spec stored with a made-up one, is checked like the spec it approves")
+		// A real stamp of this object and spec, made over an older version
+		// (as the webhook made it then, for an admin).
+		Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "forged"}, ps)).To(Succeed())
+		older := ps.DeepCopy()
+		older.ResourceVersion = stored.ResourceVersion
+		Expect(admit.PodSet.Sign(env.Proof, older, "admin", time.Now())).To(Succeed())
+		swap := func(stamp, over string) error {
+			raw, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+				admit.StampAnnotation: stamp, admit.StampedOverAnnotation: over}}})
+			Expect(err).NotTo(HaveOccurred())
+			return mallory.Patch(ctx, ps.DeepCopy(), client.RawPatch(types.MergePatchType, raw))
+		}
+		refused(swap(older.Annotations[admit.StampAnnotation], stored.ResourceVersion),
+			"mallory may not have kubeforge use the Secret alicessecret")
+		By("...and claiming this update's version, it verifies for nothing")
+		Expect(swap(older.Annotations[admit.StampAnnotation], ps.ResourceVersion)).To(Succeed())
+		Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: "forged"}, ps)).To(Succeed())
+		_, err = admit.Prepare(admit.PodSet, env.Proof, ps)
+		Expect(errors.As(err, &notAdmitted)).To(BeTrue(), "Prepare: %v", err)
 	})
 
 	It("should recheck every reference when someone else changes the spec, but not for a harmless field or metadata", func() {

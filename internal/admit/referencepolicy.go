@@ -43,8 +43,10 @@ import (
 // When: on create, and on an update that changes the spec beyond the
 // kind's harmless fields (a Workspace's started, a PodSet's replicas, a
 // Platform component's replicas: what Kind.Harmless clears, at the top of
-// the spec or in each item of a top-level list) or a command annotation —
-// the webhook's rule. Each distinct name is checked once, in an expression
+// the spec or in each item of a top-level list), a command annotation or
+// the stamp — the webhook's rule — unless the mutating webhook (or the
+// operator) stamped the request for itself (stampedForThisRequest, in
+// conditions.go; what it asked is what these ask). Each distinct name is checked once, in an expression
 // of its own (CEL's budget), at most MaxPolicyReferences. On an update by
 // anyone but the recorded owner, what kubeforge made for the object is
 // checked too (Kind.ImplicitCEL, as Kind.Implicit for the webhook). Not
@@ -186,8 +188,9 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 			}}},
 			// The API server evaluates the checks for a request that can
 			// change what they check (recheck: a create, a change of the
-			// spec beyond its harmless fields, a command) unless the
-			// mutating webhook stamped it for this very request.
+			// spec beyond its harmless fields, of a command or of the
+			// stamp) unless the mutating webhook stamped it for this very
+			// request.
 			//   - That stamp is signed only after the webhook asked the
 			//     same questions for the same requester (and held the same
 			//     bound, MaxPolicyReferences): at a create, for the object
@@ -225,7 +228,9 @@ func (s referenceSubject) policy() (*admissionregistrationv1.ValidatingAdmission
 
 // recheck is whether the request must pass the reference checks: a
 // create, or an update of anything in the spec but the harmless fields,
-// or of a command annotation.
+// of a command annotation, or of the stamp (StampAnnotation,
+// StampedOverAnnotation) — a stamp written on its own can approve a spec
+// stored earlier, so it is checked like the spec it approves.
 func (s referenceSubject) recheck() string {
 	changed := []string{"request.operation == 'CREATE'"}
 	if len(s.harmless) == 0 {
@@ -246,7 +251,7 @@ func (s referenceSubject) recheck() string {
 			changed = append(changed, differs("object.spec", "oldObject.spec", name, s.spec.Field(i).Type, inner))
 		}
 	}
-	for _, c := range s.commands {
+	for _, c := range append(slices.Clone(s.commands), StampAnnotation, StampedOverAnnotation) {
 		annotation := func(obj string) string {
 			return fmt.Sprintf("(has(%[1]s.metadata.annotations) && '%[2]s' in %[1]s.metadata.annotations ? %[1]s.metadata.annotations['%[2]s'] : '')", obj, c)
 		}

@@ -55,15 +55,16 @@ import (
 // nothing is made for it.
 const StampAnnotation = "kubeforge.io/admitted"
 
-// StampedOverAnnotation is, beside a stamp the mutating webhook made at an
-// update, the resourceVersion of the stored object that update changed;
-// the stamp's record holds it too, and a stamp verifies only when the two
-// agree (none on either side for a stamp made elsewhere). It lets CEL,
-// which cannot check a stamp, tell one made for this very update (over
-// the stored object it updates) from an older stamp of the same object a
-// client writes back with the spec it approved: the references policies
-// leave out only the first (referencepolicy.go). A client that changes it
-// to match loses the stamp, which then verifies for nothing.
+// StampedOverAnnotation is, beside a stamp made for an update (by the
+// mutating webhook, or by the operator re-signing what it stored), the
+// resourceVersion of the stored object that update changed; the stamp's
+// record holds it too, and a stamp verifies only when the two agree (none
+// on either side for a stamp made at a create). It lets CEL, which cannot
+// check a stamp, tell one made for this very update (over the stored
+// object it updates) from an older stamp of the same object a client
+// writes back: the references policies leave out only the first, and
+// check any other change of the stamp (referencepolicy.go). A client that
+// changes it to match loses the stamp, which then verifies for nothing.
 const StampedOverAnnotation = "kubeforge.io/admitted-over"
 
 // ReadmitAnnotation is a command every kind takes: setting or changing it
@@ -168,7 +169,10 @@ func (k Kind[T]) identity(obj client.Object, who metav1.Object) proof.Object {
 // test kits standing in for the webhooks. An object without a UID (a
 // create in admission) gets a stamp bound to now; one with a UID, bound to it.
 func (k Kind[T]) Sign(keys *proof.Keyring, obj T, by string, now time.Time) error {
-	return k.sign(keys, obj, obj, "", by, now)
+	// Over the version read: the write that stores it must be conditional
+	// on that version (StampStored's is), and the references policies
+	// then leave it out.
+	return k.sign(keys, obj, obj, obj.GetResourceVersion(), by, now)
 }
 
 // sign stamps obj for who's UID (the stored object on an update); over is
@@ -249,7 +253,10 @@ func (k Kind[T]) Resign(keys *proof.Keyring, obj T) bool {
 	if !ok || keys.SignedWithCurrentKey(v) || obj.GetUID() == "" {
 		return false
 	}
+	// Over the version read, as Sign.
+	rec.Over = obj.GetResourceVersion()
 	setAnnotation(obj, StampAnnotation, keys.Seal(k.identity(obj, obj), rec.binding()))
+	setOver(obj, rec.Over)
 	return true
 }
 
@@ -265,7 +272,8 @@ func (k Kind[T]) WithoutCommand(keys *proof.Keyring, obj T, key string) error {
 
 // carryStamp makes the stamp of old, when it verifies, again for obj,
 // which differs from it only by harmless fields and metadata: the same
-// approval (who, when), bound to old's UID; else obj gets none.
+// approval (who, when), bound to old's UID and made over old's version
+// (the write of obj changes old); else obj gets none.
 func (k Kind[T]) carryStamp(keys *proof.Keyring, obj, old T) error {
 	rec, ok := k.verify(keys, old, old.GetAnnotations()[StampAnnotation], old)
 	if !ok || old.GetUID() == "" {
@@ -276,7 +284,7 @@ func (k Kind[T]) carryStamp(keys *proof.Keyring, obj, old T) error {
 	if err != nil {
 		return err
 	}
-	rec.Digest = d
+	rec.Digest, rec.Over = d, old.GetResourceVersion()
 	setAnnotation(obj, StampAnnotation, keys.Seal(k.identity(obj, old), rec.binding()))
 	setOver(obj, rec.Over)
 	return nil
@@ -312,10 +320,15 @@ func (k Kind[T]) freshlyApproved(keys *proof.Keyring, obj T, user string, now ti
 // verifies, else the stored object's if that verifies for obj, else none.
 // It never stamps what was stored without a valid stamp.
 func (k Kind[T]) keepStamp(keys *proof.Keyring, obj, old T) {
-	// What the stored stamp was made over, as stored: a client does not
-	// change it.
+	// The one obj carries, as it is (the operator re-signing what it
+	// stored; a stamp written back is checked by the references policies,
+	// as a change of the stamp)...
+	if _, ok := k.verify(keys, obj, obj.GetAnnotations()[StampAnnotation], old); ok {
+		return
+	}
+	// ...else the stored one, with what it was made over as stored.
 	setOver(obj, old.GetAnnotations()[StampedOverAnnotation])
-	for _, v := range []string{obj.GetAnnotations()[StampAnnotation], old.GetAnnotations()[StampAnnotation]} {
+	if v := old.GetAnnotations()[StampAnnotation]; v != "" {
 		if _, ok := k.verify(keys, obj, v, old); ok {
 			setAnnotation(obj, StampAnnotation, v)
 			return

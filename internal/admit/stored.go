@@ -122,7 +122,9 @@ func (s StampStored) Start(ctx context.Context) error {
 			default:
 				return nil
 			}
-			err := s.Client.Patch(ctx, obj, client.MergeFrom(base))
+			// Conditional on the version read, which the stamp was made
+			// over (Sign): the references policies leave such a write out.
+			err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 			if err == nil && st.NeedsStamp(s.Keys, obj) {
 				err = fmt.Errorf("the stamp was not kept (an older kubeforge's webhook answered?)")
 			}

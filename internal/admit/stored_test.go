@@ -53,6 +53,7 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 		stamp()
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(before), before)).To(Succeed())
 		Expect(admit.PodSet.Stamped(env.Proof, before)).To(BeTrue())
+		Expect(before.Annotations).To(HaveKey(admit.StampedOverAnnotation), "made over the version it read, and written only over that one")
 		_, err = admit.Prepare(admit.PodSet, env.Proof, before)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(u), plain)).To(Succeed())
