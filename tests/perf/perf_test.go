@@ -889,7 +889,7 @@ func markdown(r Result) string {
 	p("of its requests; median and spread over the runs). **The users' load** (the goal's): %d clients, each a user of its own in\n", w.Clients)
 	p("a group whose Role lets it use kubeforge's kinds, create objects of every kind whose specs name a Secret, a ConfigMap, a\n")
 	p("ServiceAccount and volumes, and then change those specs — every request checked in full, SubjectAccessReviews included\n")
-	p("(by the mutating webhook before it stamps; the references policies, like the validating webhooks, leave out what it stamped).\n")
+	p("(by the mutating webhook before it stamps; the references policies, like the validating webhooks, leave out what it stamped for the request).\n")
 	p("Without admission each client signs what it writes as the mutating webhook would, so that the reconcilers do the same work\n")
 	p("in both. **The annotation load** above (objects naming nothing, then annotation patches) is the second figure.\n\n")
 	p("| load | admission | requests/s | create p50 | create p99 | update p50 | update p99 |\n|---|---|---|---|---|---|---|\n")
