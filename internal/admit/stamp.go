@@ -320,11 +320,14 @@ func (k Kind[T]) freshlyApproved(keys *proof.Keyring, obj T, user string, now ti
 // verifies, else the stored object's if that verifies for obj, else none.
 // It never stamps what was stored without a valid stamp.
 func (k Kind[T]) keepStamp(keys *proof.Keyring, obj, old T) {
-	// The one obj carries, as it is (the operator re-signing what it
-	// stored; a stamp written back is checked by the references policies,
-	// as a change of the stamp)...
-	if _, ok := k.verify(keys, obj, obj.GetAnnotations()[StampAnnotation], old); ok {
-		return
+	// The one obj carries, as it is, when it is the stored one or was made
+	// over the stored version (the operator re-signing what it stored): a
+	// stamp written back is not kept here, whatever the policies do...
+	v := obj.GetAnnotations()[StampAnnotation]
+	if v == old.GetAnnotations()[StampAnnotation] || obj.GetAnnotations()[StampedOverAnnotation] == old.GetResourceVersion() {
+		if _, ok := k.verify(keys, obj, v, old); ok {
+			return
+		}
 	}
 	// ...else the stored one, with what it was made over as stored.
 	setOver(obj, old.GetAnnotations()[StampedOverAnnotation])

@@ -378,3 +378,40 @@ func TestAnUpdatesStampVerifiesOnlyForTheVersionItWasMadeOver(t *testing.T) {
 			StampedOverAnnotation, next.Annotations[StampedOverAnnotation], PodSet.Stamped(keys, next))
 	}
 }
+
+// An update that keeps the stamp keeps the stored one, or one made over
+// the stored version (the operator re-signing): a stamp of the same
+// object written back, which verifies as written, is not kept by the
+// webhook.
+func TestKeepStampKeepsNoStampWrittenBack(t *testing.T) {
+	keys := stampKeys(t, 1)
+	stored := podSetNamingASecret()
+	stored.ResourceVersion = "41"
+	older := stored.DeepCopy()
+	older.ResourceVersion = "40"
+	if err := PodSet.Sign(keys, older, "alice", time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := PodSet.Sign(keys, stored, "alice", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	back := stored.DeepCopy()
+	back.Annotations[StampAnnotation] = older.Annotations[StampAnnotation]
+	back.Annotations[StampedOverAnnotation] = "40"
+	if !PodSet.Stamped(keys, back) {
+		t.Fatal("the stamp written back does not verify as written: the case is not made")
+	}
+	PodSet.keepStamp(keys, back, stored)
+	if back.Annotations[StampAnnotation] != stored.Annotations[StampAnnotation] || back.Annotations[StampedOverAnnotation] != "41" {
+		t.Errorf("kept %q over %q, want the stored stamp over 41", back.Annotations[StampAnnotation], back.Annotations[StampedOverAnnotation])
+	}
+	resigned := stored.DeepCopy()
+	if err := PodSet.Sign(keys, resigned, "kubeforge", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	kept := resigned.DeepCopy()
+	PodSet.keepStamp(keys, kept, stored)
+	if kept.Annotations[StampAnnotation] != resigned.Annotations[StampAnnotation] {
+		t.Error("a stamp made over the stored version (the operator's) was not kept")
+	}
+}

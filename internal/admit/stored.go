@@ -112,7 +112,11 @@ func (s StampStored) Start(ctx context.Context) error {
 			obj := item.(client.Object)
 			base := obj.DeepCopyObject().(client.Object)
 			switch {
-			case once && !obj.GetCreationTimestamp().After(cutoff) && st.NeedsStamp(s.Keys, obj):
+			// An object from before stamps carries none: one with a stamp
+			// that does not verify (or what it was made over) was written
+			// since, by a client the pass does not vouch for.
+			case once && !obj.GetCreationTimestamp().After(cutoff) && obj.GetAnnotations()[StampAnnotation] == "" &&
+				obj.GetAnnotations()[StampedOverAnnotation] == "" && st.NeedsStamp(s.Keys, obj):
 				if err := st.SignObject(s.Keys, obj, StampedBefore, now); err != nil {
 					return err
 				}

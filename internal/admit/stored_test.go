@@ -44,6 +44,11 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 
 	It("stamps what needs a stamp, leaves the rest, records that it ran, and never runs again", func() {
 		before := namingSecret("stored-before")
+		// One a client gave a stamp of its own since (with the webhooks
+		// not called): the pass does not vouch for it.
+		written := namingSecret("stored-written")
+		written.Annotations = map[string]string{admit.StampAnnotation: "made-up", admit.StampedOverAnnotation: written.ResourceVersion}
+		Expect(env.Client.Update(ctx, written)).To(Succeed())
 		plain := &appsv1alpha1.PodSet{}
 		u := object("apps.kubeforge.io/v1alpha1", "PodSet", "stored-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
 		Expect(env.Client.Create(ctx, u)).To(Succeed())
@@ -56,6 +61,8 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 		Expect(before.Annotations).To(HaveKey(admit.StampedOverAnnotation), "made over the version it read, and written only over that one")
 		_, err = admit.Prepare(admit.PodSet, env.Proof, before)
 		Expect(err).NotTo(HaveOccurred())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(written), written)).To(Succeed())
+		Expect(admit.PodSet.Stamped(env.Proof, written)).To(BeFalse(), "a stamp written since the upgrade is not vouched for")
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(u), plain)).To(Succeed())
 		Expect(plain.Annotations).NotTo(HaveKey(admit.StampAnnotation), "a PodSet naming nothing needs no stamp")
 		record := &corev1.ConfigMap{}
