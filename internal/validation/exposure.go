@@ -18,7 +18,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -132,32 +131,17 @@ type exposureField struct {
 	inline bool
 }
 
-var (
-	exposureMu       sync.Mutex
-	exposurePlans    sync.Map // reflect.Type → []exposureField
-	exposurePlanning = map[reflect.Type]bool{}
-)
+// exposurePlans are, per struct type, its exported, serialised fields
+// whose values can hold an exposure: the walker visits only those.
+var exposurePlans = &typePlans[[]exposureField]{}
 
-// exposurePlan is the exported, serialised fields of struct type t whose
-// values can hold an exposure, read from the types once: the walker
-// visits only those. A spec's value is walked on every admission request.
-func exposurePlan(t reflect.Type) []exposureField {
-	if p, ok := exposurePlans.Load(t); ok {
-		return p.([]exposureField)
-	}
-	exposureMu.Lock()
-	defer exposureMu.Unlock()
-	return planExposures(t)
-}
+func init() { exposurePlans.makePlan = planExposures }
 
-// planExposures is exposurePlan with exposureMu held; a type still being
-// planned (a recursive type) can hold an exposure.
+// exposurePlan is struct type t's plan.
+func exposurePlan(t reflect.Type) []exposureField { return exposurePlans.of(t) }
+
+// planExposures makes t's plan (exposurePlans.mu held).
 func planExposures(t reflect.Type) []exposureField {
-	if p, ok := exposurePlans.Load(t); ok {
-		return p.([]exposureField)
-	}
-	exposurePlanning[t] = true
-	defer delete(exposurePlanning, t)
 	var out []exposureField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -170,12 +154,11 @@ func planExposures(t reflect.Type) []exposureField {
 		}
 		out = append(out, exposureField{index: i, name: name, inline: inline})
 	}
-	exposurePlans.Store(t, out)
 	return out
 }
 
 // canExpose reports whether a value of type t can hold an exposure, as
-// exposures walks it (maps it does not walk).
+// exposures walks it (maps it does not walk); exposurePlans.mu is held.
 func canExpose(t reflect.Type) bool {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
 		t = t.Elem()
@@ -186,10 +169,11 @@ func canExpose(t reflect.Type) bool {
 	case reflect.Interface:
 		return true
 	case reflect.Struct:
-		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || exposurePlanning[t] {
+		// A recursive type still being planned can.
+		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || exposurePlans.planning(t) {
 			return true
 		}
-		return len(planExposures(t)) > 0
+		return len(exposurePlans.locked(t)) > 0
 	}
 	return false
 }

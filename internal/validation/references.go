@@ -20,7 +20,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -201,8 +200,9 @@ func walkStruct(v reflect.Value, p *field.Path, rule structRule, out *[]Referenc
 			*out = append(*out, ref)
 		}
 	}
-	for i := range planOf(t) {
-		f := &planOf(t)[i]
+	plan := planOf(t)
+	for i := range plan {
+		f := &plan[i]
 		if !f.reaches {
 			continue
 		}
@@ -240,33 +240,20 @@ type fieldPlan struct {
 	reaches bool
 }
 
+// fieldPlans are the walker's plans; reachable records, per struct type
+// and with fieldPlans.mu held, whether a value of it can hold a reference.
 var (
-	plansMu sync.Mutex
-	plans   sync.Map // reflect.Type → []fieldPlan
-	// reachable records, per struct type, whether a value of it can hold
-	// a reference; planning, the types being planned, which count as ones
-	// that can (a recursive type).
-	reachable = map[reflect.Type]bool{}
-	planning  = map[reflect.Type]bool{}
+	fieldPlans = &typePlans[[]fieldPlan]{}
+	reachable  = map[reflect.Type]bool{}
 )
 
-// planOf is the plan of struct type t's fields, in eachField's order.
-func planOf(t reflect.Type) []fieldPlan {
-	if p, ok := plans.Load(t); ok {
-		return p.([]fieldPlan)
-	}
-	plansMu.Lock()
-	defer plansMu.Unlock()
-	return plan(t)
-}
+func init() { fieldPlans.makePlan = planFields }
 
-// plan is planOf with plansMu held.
-func plan(t reflect.Type) []fieldPlan {
-	if p, ok := plans.Load(t); ok {
-		return p.([]fieldPlan)
-	}
-	planning[t] = true
-	defer delete(planning, t)
+// planOf is the plan of struct type t's fields, in eachField's order.
+func planOf(t reflect.Type) []fieldPlan { return fieldPlans.of(t) }
+
+// planFields makes t's plan (fieldPlans.mu held).
+func planFields(t reflect.Type) []fieldPlan {
 	var out []fieldPlan
 	eachField(t, func(sf reflect.StructField, name string, inline bool, tk string) {
 		f := fieldPlan{index: sf.Index, goName: sf.Name, jsonName: name, tagKind: tk, inline: inline,
@@ -293,22 +280,20 @@ func plan(t reflect.Type) []fieldPlan {
 		}
 		out = append(out, f)
 	})
-	plans.Store(t, out)
 	return out
 }
 
 // reaches reports whether a value of struct type t can hold a reference
-// below it; plansMu is held.
+// below it (fieldPlans.mu held); a recursive type still being planned can.
 func reaches(t reflect.Type) bool {
 	if r, ok := reachable[t]; ok {
 		return r
 	}
-	if planning[t] {
-		// A recursive type, still being planned: it can, until decided.
+	if fieldPlans.planning(t) {
 		return true
 	}
 	r := false
-	for _, f := range plan(t) {
+	for _, f := range fieldPlans.locked(t) {
 		r = r || f.reaches
 	}
 	reachable[t] = r
