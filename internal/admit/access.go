@@ -18,9 +18,12 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -67,8 +70,26 @@ func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool, old 
 		return nil // not an admission request (a unit test): nobody to ask about
 	}
 	a := &asker{reviews: v.reviews, cache: v.cache, user: req.UserInfo, ns: obj.GetNamespace(), answers: map[authorizationv1.ResourceAttributes]bool{}}
+	// The questions a request needs asked are asked at once, not one after
+	// the other: a first pass runs the checks with every question not yet
+	// answered taken as allowed, and notes it; those are then asked
+	// together, and the checks run again on the answers. A question asked
+	// only when an earlier one is refused (a ServiceAccount's impersonation,
+	// when creating pods is not allowed) comes in the second pass.
+	a.collecting = true
+	errs := v.check(ctx, a, obj, onlyHarmless, old, req.Operation)
+	a.collecting = false
+	if len(a.wanted) == 0 {
+		return errs // every answer was known: the first pass was the check
+	}
+	a.askAll(ctx)
+	return v.check(ctx, a, obj, onlyHarmless, old, req.Operation)
+}
+
+// check is access on the answers a gives.
+func (v validator[T]) check(ctx context.Context, a *asker, obj T, onlyHarmless bool, old T, op admissionv1.Operation) field.ErrorList {
 	var errs field.ErrorList
-	if req.Operation == "CREATE" {
+	if op == admissionv1.Create {
 		errs = append(errs, a.owner(ctx, obj)...)
 	}
 	if onlyHarmless {
@@ -80,7 +101,7 @@ func (v validator[T]) access(ctx context.Context, obj T, onlyHarmless bool, old 
 	}
 	root := field.NewPath("spec")
 	refs := validation.References(spec, root)
-	if req.Operation == "UPDATE" && v.kind.Implicit != nil && a.user.Username != proof.OwnerOf(old) {
+	if op == admissionv1.Update && v.kind.Implicit != nil && a.user.Username != proof.OwnerOf(old) {
 		refs = append(refs, v.kind.Implicit(obj)...)
 	}
 	if n := distinctReferences(refs); n > MaxPolicyReferences {
@@ -149,6 +170,7 @@ func (v validator[T]) reference(ctx context.Context, a *asker, obj T, ref valida
 		pods := authorizationv1.ResourceAttributes{Resource: "pods", Verb: "create"}
 		impersonate := authorizationv1.ResourceAttributes{Resource: "serviceaccounts", Verb: "impersonate", Name: ref.Name}
 		if a.allowed(ctx, pods) || a.allowed(ctx, impersonate) {
+			a.failed = nil // a question that could not be asked, answered by the other
 			return nil
 		}
 		return a.refuse(ref.Path, fmt.Sprintf("create pods in %s or impersonate the ServiceAccount %s, so may not have kubeforge run as it",
@@ -231,6 +253,63 @@ type asker struct {
 	ns      string
 	answers map[authorizationv1.ResourceAttributes]bool
 	failed  error
+	// collecting: note each question not answered yet in wanted and take
+	// it as allowed (access's first pass).
+	collecting bool
+	wanted     []authorizationv1.ResourceAttributes
+	// failures: the questions askAll could not ask, and why.
+	failures map[authorizationv1.ResourceAttributes]error
+}
+
+// maxAsking bounds the reviews one request has under way at once.
+const maxAsking = 8
+
+// askAll asks every wanted question at once (at most maxAsking under way)
+// and keeps the answers, and the error of each that could not be asked:
+// the pass that needs it reports that error rather than asking again.
+func (a *asker) askAll(ctx context.Context) {
+	type answer struct {
+		asked   time.Time
+		allowed bool
+		err     error
+	}
+	got := make([]answer, len(a.wanted))
+	slots := make(chan struct{}, maxAsking)
+	var wg sync.WaitGroup
+	for i, attrs := range a.wanted {
+		slots <- struct{}{}
+		if err := ctx.Err(); err != nil {
+			<-slots
+			got[i].err = err
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			defer func() {
+				// Off the request's goroutine, where the webhook server's
+				// recovery does not reach: a panic is this question's error.
+				if r := recover(); r != nil {
+					got[i].err = fmt.Errorf("asking the API server panicked: %v", r)
+				}
+			}()
+			got[i].asked = a.cache.clock()
+			got[i].allowed, got[i].err = a.review(ctx, attrs)
+		})
+	}
+	wg.Wait()
+	for i, attrs := range a.wanted {
+		g := got[i]
+		if g.err != nil {
+			if a.failures == nil {
+				a.failures = map[authorizationv1.ResourceAttributes]error{}
+			}
+			a.failures[attrs] = g.err
+			continue
+		}
+		a.answers[attrs] = g.allowed
+		a.cache.answer(a.user, attrs, g.asked, g.allowed)
+	}
+	a.wanted = nil
 }
 
 // allowed asks about attrs in the object's namespace.
@@ -251,6 +330,16 @@ func (a *asker) allowedIn(ctx context.Context, attrs authorizationv1.ResourceAtt
 			go a.refresh(attrs, refresh)
 		}
 		return true
+	}
+	if a.collecting {
+		if !slices.Contains(a.wanted, attrs) {
+			a.wanted = append(a.wanted, attrs)
+		}
+		return true
+	}
+	if err, failed := a.failures[attrs]; failed {
+		a.failed = err
+		return false
 	}
 	asked := a.cache.clock()
 	allowed, err := a.review(ctx, attrs)

@@ -16,16 +16,26 @@ package admit
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 )
 
@@ -271,5 +281,122 @@ func TestAskerForgetsAKeptAnswerItsRefreshRefuses(t *testing.T) {
 	}
 	if ask() {
 		t.Fatal("after the refusal: want refused")
+	}
+}
+
+// A request's questions are asked at once: a PodSet naming a Secret, a
+// ConfigMap and a ServiceAccount has its three reviews under way together,
+// and only the question that depends on a refusal (impersonating the
+// ServiceAccount, once creating pods is refused) comes after them. The
+// answers are the same as asked one by one; a review that cannot be made is
+// the field's internal error, asked once.
+func TestAccessAsksARequestsQuestionsAtOnce(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	var allow map[string]bool
+	var broken map[string]bool
+	// Each review waits (up to a second) until expect reviews have
+	// arrived, then notes how many are under way with it.
+	inFlight, most, expect, arrivals := 0, 0, 0, 0
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			sar := obj.(*authorizationv1.SubjectAccessReview)
+			q := sar.Spec.ResourceAttributes.Verb + " " + sar.Spec.ResourceAttributes.Resource
+			mu.Lock()
+			inFlight++
+			arrivals++
+			asked = append(asked, q)
+			mu.Unlock()
+			for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				mu.Lock()
+				all := arrivals >= expect
+				mu.Unlock()
+				if all {
+					break
+				}
+			}
+			mu.Lock()
+			most = max(most, inFlight)
+			inFlight--
+			mu.Unlock()
+			if broken[q] {
+				return errors.New("the API server is away")
+			}
+			sar.Status.Allowed = allow[q]
+			return nil
+		},
+	}).Build()
+	reset := func(want int, allowed map[string]bool, failing ...string) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked, most, expect, arrivals, allow, broken = nil, 0, want, 0, allowed, map[string]bool{}
+		for _, q := range failing {
+			broken[q] = true
+		}
+	}
+	v := validator[*appsv1alpha1.PodSet]{kind: PodSet, gk: PodSet.GVK.GroupKind(), reviews: c, cache: newReviewCache(10 * time.Second)}
+	ps := &appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "ps", Namespace: "ns"}, Spec: appsv1alpha1.PodSetSpec{Template: corev1.PodTemplateSpec{
+		Spec: corev1.PodSpec{ServiceAccountName: "app", Containers: []corev1.Container{{Name: "app", Image: "app",
+			Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "token"}, Key: "t"}}}}}},
+			Volumes: []corev1.Volume{{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}}}}}}
+	as := func(user string) context.Context {
+		return admission.NewContextWithRequest(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			Operation: admissionv1.Create, UserInfo: authenticationv1.UserInfo{Username: user}}})
+	}
+	fields := func(errs field.ErrorList) []string {
+		var out []string
+		for _, e := range errs {
+			out = append(out, fmt.Sprintf("%s %s: %s", e.Type, e.Field, e.Detail))
+		}
+		return out
+	}
+
+	reset(3, map[string]bool{"get secrets": true, "get configmaps": false, "create pods": false, "impersonate serviceaccounts": true})
+	errs := v.access(as("alice"), ps, false, nil)
+	if most != 3 {
+		t.Errorf("want the Secret, ConfigMap and pods questions under way together, at most %d were: %v", most, asked)
+	}
+	if len(asked) != 4 || asked[3] != "impersonate serviceaccounts" {
+		t.Errorf("want impersonation asked once, after the pods question was refused: %v", asked)
+	}
+	if got := fields(errs); len(got) != 1 || got[0] != "Forbidden spec.template.spec.volumes[0].configMap.name: alice may not get the ConfigMap settings in ns, so may not have kubeforge use it" {
+		t.Errorf("want the ConfigMap refused alone, got %q", got)
+	}
+
+	// Asked again: the allowed answers are kept, the refused ConfigMap and
+	// pods are asked again (together), and the answer is the same.
+	reset(2, allow)
+	again := v.access(as("alice"), ps, false, nil)
+	if !slices.Equal(fields(again), fields(errs)) {
+		t.Errorf("asked again: %q, first %q", fields(again), fields(errs))
+	}
+	if len(asked) != 2 || most != 2 {
+		t.Errorf("asked again: want the two refused questions asked again together, got %v (at most %d at once)", asked, most)
+	}
+
+	// Impersonation refused too: the ServiceAccount is refused beside the
+	// ConfigMap.
+	reset(3, map[string]bool{"get secrets": true})
+	got := fields(v.access(as("bob"), ps, false, nil))
+	want := []string{
+		"Forbidden spec.template.spec.serviceAccountName: bob may not create pods in ns or impersonate the ServiceAccount app, so may not have kubeforge run as it",
+		"Forbidden spec.template.spec.volumes[0].configMap.name: bob may not get the ConfigMap settings in ns, so may not have kubeforge use it",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("impersonation refused: got %q, want %q", got, want)
+	}
+
+	// A review the API server does not answer: the field's internal
+	// error, asked once, not again one by one.
+	reset(3, map[string]bool{"get secrets": true, "create pods": true}, "get configmaps")
+	got = fields(v.access(as("carol"), ps, false, nil))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Internal error spec.template.spec.volumes[0].configMap.name: ") ||
+		!strings.Contains(got[0], "the API server is away") {
+		t.Errorf("a failed review: got %q", got)
+	}
+	if len(asked) != 3 {
+		t.Errorf("a failed review: want each question asked once, got %v", asked)
 	}
 }
