@@ -333,8 +333,10 @@ var policies = []string{"-f", "config/policy/owner-record.yaml", "-f", "config/p
 
 // measureWebhooks runs the load reps times with the webhooks installed and
 // reps times without them, alternating which goes first: the webhooks'
-// own latency, and the API server's with and without them. The manager
-// goes back to its plain flags.
+// own latency, and the API server's with and without them. Each load
+// starts on a settled manager, so that none pays for the reconciles the
+// one before it left queued (or, the first, for the manager's start). The
+// manager goes back to its plain flags.
 func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.Duration, reps int) WebhookFigures {
 	f := WebhookFigures{Clients: clients, Seconds: d.Seconds(), Runs: reps}
 	kube := []string{"KUBECONFIG=" + e.kubeconfig}
@@ -355,9 +357,11 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 				namespace(t, e.c, usersNS)
 				tenants(t, e.c, usersNS)
 				before := e.nativeHistograms()
+				e.settle(t)
 				cpu := e.cpuUse(apiServer)
 				usersWith = append(usersWith, loadUsers(t, e.kubeconfig, nil, usersNS, clients, d))
 				cpuWith = append(cpuWith, e.cpuUse(apiServer).since(cpu))
+				e.settle(t)
 				with = append(with, load(t, e.raw, ns, clients, d))
 				for p, after := range e.nativeHistograms() {
 					if pooled[p] == nil {
@@ -381,9 +385,11 @@ func measureWebhooks(t *testing.T, e *env, manifest string, clients int, d time.
 			namespace(t, e.c, usersNS)
 			tenants(t, e.c, usersNS)
 			n0 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", "")
+			e.settle(t)
 			cpu := e.cpuUse(apiServer)
 			usersWithout = append(usersWithout, loadUsers(t, e.kubeconfig, e.keys, usersNS, clients, d))
 			cpuWithout = append(cpuWithout, e.cpuUse(apiServer).since(cpu))
+			e.settle(t)
 			without = append(without, load(t, e.raw, ns, clients, d))
 			if n1 := sum(e.metricsText(), "controller_runtime_webhook_requests_total", ""); n1 != n0 {
 				t.Errorf("%v webhook calls during a run without webhooks", n1-n0)
