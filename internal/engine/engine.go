@@ -495,6 +495,15 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 	return res, kerrors.NewAggregate(errs)
 }
 
+// goneSince reports whether read, an object the engine read, is no longer
+// under its name: deleted, or another object there now.
+func (e *Engine) goneSince(ctx context.Context, gvk schema.GroupVersionKind, read client.Object) bool {
+	now := &metav1.PartialObjectMetadata{}
+	now.SetGroupVersionKind(gvk)
+	err := e.reader().Get(ctx, client.ObjectKeyFromObject(read), now)
+	return apierrors.IsNotFound(err) || err == nil && now.GetUID() != read.GetUID()
+}
+
 // errRemade says an object was deleted to be made anew: what uses it by
 // name waits for the new one.
 var errRemade = errors.New("made anew")
@@ -730,9 +739,20 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	} else {
 		log.Info("Creating owned object", "object", key)
 	}
+	if exists {
+		// This object and no other: server-side apply creates what is not
+		// there, so an apply meant for an object deleted since it was read
+		// (a cache that has not seen the delete yet) would make a new one,
+		// without its pending mark and never sealed. With the UID the API
+		// server refuses it instead, and the next pass creates it anew.
+		md["uid"] = string(liveObj.GetUID())
+	}
 	u := &unstructured.Unstructured{Object: want}
 	u.SetGroupVersionKind(gvk)
 	err = e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if err != nil && exists && e.goneSince(ctx, gvk, liveObj) {
+		return key, unchanged, nil, fmt.Errorf("%s is gone since it was looked at: made anew on the next pass: %w", key, errRemade)
+	}
 	if err != nil && exists && apierrors.IsInvalid(err) {
 		// Server-side apply merges lists keyed by a field (a Service's ports by
 		// port number). When someone changed such a key by hand, apply adds our

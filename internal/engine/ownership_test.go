@@ -152,6 +152,28 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(raced.Owns(owner, got)).To(BeFalse(), "not sealed, so never used as ours")
 	})
 
+	It("should never make anew, by its apply of the object it read, one deleted since (a cache that has not seen the delete)", func() {
+		owner := newOwner("stale")
+		_, err := eng.Apply(ctx, owner, []client.Object{cm("stale-a", map[string]string{"k": "1"})}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		first := live("stale-a")
+		deleting := &deletingClient{Client: counting, obj: first}
+		stale := &engine.Engine{Client: deleting, Scheme: env.Scheme, Proof: env.Proof}
+		_, err = stale.Apply(ctx, owner, []client.Object{cm("stale-a", map[string]string{"k": "2"})}, &corev1.ConfigMap{})
+		Expect(deleting.deleted).To(BeTrue(), "the apply path was taken")
+		Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass, not a failure: %v", err)
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(first), &corev1.ConfigMap{}))).To(BeTrue(),
+			"nothing made under the name by an apply meant for the object that was there")
+
+		By("the next pass creates it anew, and seals it")
+		_, err = eng.Apply(ctx, owner, []client.Object{cm("stale-a", map[string]string{"k": "2"})}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		made := live("stale-a")
+		Expect(made.UID).NotTo(Equal(first.UID))
+		Expect(made.Data).To(HaveKeyWithValue("k", "2"))
+		Expect(eng.Owns(owner, made)).To(BeTrue())
+	})
+
 	It("should delete and make anew an object it created and never sealed", func() {
 		owner := newOwner("unsealed")
 		desired := cm("unsealed-a", map[string]string{"k": "v"})
@@ -439,6 +461,23 @@ func (p *plantingClient) plantOnce(ctx context.Context) {
 		plant.SetUID("")
 		Expect(env.Client.Create(ctx, plant)).To(Succeed())
 	}
+}
+
+// deletingClient deletes obj just before the engine's first server-side
+// apply: the object the engine read is gone by the time it writes (a cache
+// that has not seen the delete yet).
+type deletingClient struct {
+	client.Client
+	obj     client.Object
+	deleted bool
+}
+
+func (d *deletingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	if !d.deleted {
+		d.deleted = true
+		Expect(env.Client.Delete(ctx, d.obj.DeepCopyObject().(client.Object))).To(Succeed())
+	}
+	return d.Client.Apply(ctx, obj, opts...)
 }
 
 func keepOnly(obj client.Object) client.Object {
