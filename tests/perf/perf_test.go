@@ -48,6 +48,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -135,10 +136,7 @@ func setup(t *testing.T, nodes, volumes int) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, kubeconfig: kubeconfig, clusterEnv: clusterEnv}
-	cfg, err := clientcmd.BuildConfigFromFlags("", e.kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := restConfig(t, e.kubeconfig)
 	cfg.QPS, cfg.Burst = 500, 1000
 	if e.c, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		t.Fatal(err)
@@ -248,6 +246,22 @@ func (e *env) settle(t *testing.T) {
 		}
 		return quiet >= 3
 	})
+}
+
+// restConfig is the client configuration of kubeconfig with its
+// certificates read once: a client that reads them from their files keeps
+// watching those files, and logs every second once the cluster that made
+// them is deleted.
+func restConfig(t *testing.T, kubeconfig string) *rest.Config {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err == nil {
+		err = rest.LoadTLSFiles(cfg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 func artifacts() string {

@@ -28,7 +28,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/proof"
@@ -212,10 +211,7 @@ func setupReal(t *testing.T, volumes int) *realEnv {
 	}
 	images, ide := push("nginx", "echoserver"), push("code-server")
 	r := &realEnv{env: &env{t: t, kubeconfig: kubeconfig, clusterEnv: clusterEnv}, ide: ide}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := restConfig(t, kubeconfig)
 	cfg.QPS, cfg.Burst = 500, 1000
 	if r.c, err = client.New(cfg, client.Options{Scheme: scheme.New()}); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -516,10 +515,7 @@ func tenants(t *testing.T, c client.Client, ns string) {
 
 // tenantClient is the API as user name of the tenants' group sees it.
 func tenantClient(t *testing.T, kubeconfig, name string) client.Client {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := restConfig(t, kubeconfig)
 	cfg.QPS, cfg.Burst = 500, 1000
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: name, Groups: []string{tenantsGroup, "system:authenticated"}}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})

@@ -30,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
@@ -61,10 +60,7 @@ type podTimes struct {
 }
 
 func watchPods(t *testing.T, kubeconfig, ns string) (*podTimes, func()) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := restConfig(t, kubeconfig)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -16,12 +16,16 @@ package testenv
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
@@ -49,6 +53,15 @@ type Suite struct {
 // the specs, stops everything after them, and runs the specs.
 func Run(t *testing.T, s Suite) {
 	t.Helper()
+	// What the controllers and webhooks log goes to the spec's own output,
+	// which Ginkgo shows only for a spec that fails: a failure then comes
+	// with what the operator did meanwhile. KUBEFORGE_TEST_V raises the
+	// verbosity (as the manager's --zap-log-level does).
+	level := zapcore.InfoLevel
+	if v, err := strconv.Atoi(os.Getenv("KUBEFORGE_TEST_V")); err == nil && v > 0 {
+		level = zapcore.Level(-v)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true), zap.Level(level), zap.StacktraceLevel(zapcore.PanicLevel)))
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	gomega.SetDefaultEventuallyTimeout(EventuallyTimeout)
 	var env *Env
