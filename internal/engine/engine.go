@@ -407,8 +407,9 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 	// objects are not in the cache, and reading them one stage after
 	// another would put a round trip to the API server per stage before
 	// what the user waits for. A read that is stale by the time its stage
-	// comes is caught as before (an apply that did not create is never
-	// ours).
+	// comes is caught as before: an apply that did not create is never
+	// ours, and one meant for an object gone since it was read names its
+	// UID, so the API server refuses it.
 	reads := e.readAll(ctx, owner, stages)
 	// The seals of a stage's new objects are written while the next stage
 	// is applied: what the next stage needs is that they are ours, which
@@ -496,12 +497,14 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 }
 
 // goneSince reports whether read, an object the engine read, is no longer
-// under its name: deleted, or another object there now.
+// under its name or is going: deleted, being deleted (a Pod stopping
+// gracefully; the delete event brings the owner back), or another object
+// there now.
 func (e *Engine) goneSince(ctx context.Context, gvk schema.GroupVersionKind, read client.Object) bool {
 	now := &metav1.PartialObjectMetadata{}
 	now.SetGroupVersionKind(gvk)
 	err := e.reader().Get(ctx, client.ObjectKeyFromObject(read), now)
-	return apierrors.IsNotFound(err) || err == nil && now.GetUID() != read.GetUID()
+	return apierrors.IsNotFound(err) || err == nil && (now.GetUID() != read.GetUID() || now.GetDeletionTimestamp() != nil)
 }
 
 // errRemade says an object was deleted to be made anew: what uses it by
@@ -751,6 +754,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	u.SetGroupVersionKind(gvk)
 	err = e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
 	if err != nil && exists && e.goneSince(ctx, gvk, liveObj) {
+		log.V(1).Info("Owned object gone or going since it was read", "object", key, "error", err.Error())
 		return key, unchanged, nil, fmt.Errorf("%s is gone since it was looked at: made anew on the next pass: %w", key, errRemade)
 	}
 	if err != nil && exists && apierrors.IsInvalid(err) {

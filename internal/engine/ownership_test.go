@@ -174,6 +174,31 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(eng.Owns(owner, made)).To(BeTrue())
 	})
 
+	It("should leave alone, and never apply to, an object someone made under the name after the one it read was deleted", func() {
+		owner := newOwner("swapped")
+		_, err := eng.Apply(ctx, owner, []client.Object{cm("swapped-a", map[string]string{"k": "1"})}, &corev1.ConfigMap{})
+		Expect(err).NotTo(HaveOccurred())
+		first := live("swapped-a")
+		theirs := cm("swapped-a", map[string]string{"k": "theirs"})
+		theirs.Namespace = "default"
+		deleting := &deletingClient{Client: counting, obj: first, then: theirs}
+		stale := &engine.Engine{Client: deleting, Scheme: env.Scheme, Proof: env.Proof}
+		_, err = stale.Apply(ctx, owner, []client.Object{cm("swapped-a", map[string]string{"k": "2"})}, &corev1.ConfigMap{})
+		Expect(deleting.deleted).To(BeTrue(), "the apply path was taken")
+		Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass: %v", err)
+		got := live("swapped-a")
+		Expect(got.UID).NotTo(Equal(first.UID))
+		Expect(got.Data).To(Equal(map[string]string{"k": "theirs"}), "not applied to")
+		for _, m := range got.ManagedFields {
+			Expect(m.Manager).NotTo(HavePrefix("kubeforge"), "no field of kubeforge's on it")
+		}
+
+		By("the next pass finds it someone else's")
+		_, err = eng.Apply(ctx, owner, []client.Object{cm("swapped-a", map[string]string{"k": "2"})}, &corev1.ConfigMap{})
+		Expect(engine.IsConflict(err)).To(BeTrue(), "%v", err)
+		Expect(live("swapped-a").Data).To(Equal(map[string]string{"k": "theirs"}))
+	})
+
 	It("should delete and make anew an object it created and never sealed", func() {
 		owner := newOwner("unsealed")
 		desired := cm("unsealed-a", map[string]string{"k": "v"})
@@ -466,16 +491,20 @@ func (p *plantingClient) plantOnce(ctx context.Context) {
 // deletingClient deletes obj just before the engine's first server-side
 // apply: the object the engine read is gone by the time it writes (a cache
 // that has not seen the delete yet).
+// With then, someone else then makes that object under the name.
 type deletingClient struct {
 	client.Client
-	obj     client.Object
-	deleted bool
+	obj, then client.Object
+	deleted   bool
 }
 
 func (d *deletingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 	if !d.deleted {
 		d.deleted = true
 		Expect(env.Client.Delete(ctx, d.obj.DeepCopyObject().(client.Object))).To(Succeed())
+		if d.then != nil {
+			Expect(env.Client.Create(ctx, d.then.DeepCopyObject().(client.Object))).To(Succeed())
+		}
 	}
 	return d.Client.Apply(ctx, obj, opts...)
 }
