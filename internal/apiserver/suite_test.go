@@ -32,7 +32,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,20 +188,7 @@ func caller(ns, name string, rules ...rbacv1.PolicyRule) string {
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}},
 		})).To(Succeed())
-		// The API server's RBAC authorizer learns of the binding from its own
-		// watch; a call made before that is denied. Wait until every rule is in force.
-		user := "system:serviceaccount:" + ns + ":" + name
-		for _, r := range rules {
-			for _, verb := range r.Verbs {
-				Eventually(func() (bool, error) {
-					sar, err := clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
-						Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
-							Namespace: ns, Verb: verb, Group: r.APIGroups[0], Resource: r.Resources[0]}},
-					}, metav1.CreateOptions{})
-					return err == nil && sar.Status.Allowed, err
-				}, "10s", "50ms").Should(BeTrue(), "%s may %s %s", user, verb, r.Resources[0])
-			}
-		}
+		Expect(env.Granted(ctx, "system:serviceaccount:"+ns+":"+name, ns, rules...)).To(Succeed())
 	}
 	tr, err := clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(3600)), Audiences: []string{apiserver.DefaultAudience}},

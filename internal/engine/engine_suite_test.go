@@ -32,8 +32,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
@@ -85,7 +83,6 @@ var _ = Describe("Engine", func() {
 	BeforeEach(func() {
 		counting = testenv.NewCountingClient(env.Client)
 		eng = &engine.Engine{Client: counting, Scheme: env.Scheme, Proof: env.Proof}
-		logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	})
 
 	Context("When applying desired objects", func() {

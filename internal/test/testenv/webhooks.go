@@ -137,35 +137,46 @@ func (e *Env) As(ctx context.Context, user, ns string, rules ...rbacv1.PolicyRul
 			return nil, fmt.Errorf("giving %s its rights (one user per spec): %w", user, err)
 		}
 	}
-	// The API server's RBAC cache learns of the Role a moment later: wait
-	// until it grants the first rule.
-	if len(rules) > 0 && len(rules[0].Verbs) > 0 && len(rules[0].Resources) > 0 {
-		r := rules[0]
-		attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Verb: r.Verbs[0], Resource: r.Resources[0]}
-		if len(r.APIGroups) > 0 {
-			attrs.Group = r.APIGroups[0]
-		}
-		if len(r.ResourceNames) > 0 {
-			attrs.Name = r.ResourceNames[0]
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
-			if err := e.Client.Create(ctx, sar); err != nil {
-				return nil, err
-			}
-			if sar.Status.Allowed {
-				break
-			}
-			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("RBAC does not grant %s %+v after 30s", user, attrs)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	if err := e.Granted(ctx, user, ns, rules...); err != nil {
+		return nil, err
 	}
 	cfg := rest.CopyConfig(e.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	return client.New(cfg, client.Options{Scheme: e.Scheme})
+}
+
+// Granted waits until the API server's RBAC authorizer, which learns of
+// a new Role or RoleBinding from its own watch a moment after it is
+// written, grants user each verb of rules in namespace ns (each rule's
+// first group, resource and name): a request sent before then is refused.
+func (e *Env) Granted(ctx context.Context, user, ns string, rules ...rbacv1.PolicyRule) error {
+	for _, r := range rules {
+		for _, verb := range r.Verbs {
+			if len(r.Resources) == 0 {
+				continue
+			}
+			attrs := &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: r.Resources[0]}
+			if len(r.APIGroups) > 0 {
+				attrs.Group = r.APIGroups[0]
+			}
+			if len(r.ResourceNames) > 0 {
+				attrs.Name = r.ResourceNames[0]
+			}
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: attrs}}
+				if err := e.Client.Create(ctx, sar); err != nil {
+					return err
+				}
+				if sar.Status.Allowed {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("RBAC does not grant %s %+v after 30s", user, attrs)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // WarningReasons lists the reasons of the Warning events in namespace ns
