@@ -135,5 +135,5 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 
 // SetupWithManager registers the controller: Balancers and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return Types.Controller(mgr, r.Engine.Proof, "balancer", &networkingv1alpha1.Balancer{}).Complete(r)
+	return Types.Controller(mgr, r.Engine.Proof, "balancer", &networkingv1alpha1.Balancer{}).Complete(engine.Waits(r))
 }

@@ -381,7 +381,7 @@ func ptrNow() *metav1.Time {
 // change: spec, annotations, deletion, and status, so a write decided
 // against a lagging view is looked at again) and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return Types.Controller(mgr, r.Engine.Proof, "kubernetescluster", &clusterv1alpha1.KubernetesCluster{}).Complete(r)
+	return Types.Controller(mgr, r.Engine.Proof, "kubernetescluster", &clusterv1alpha1.KubernetesCluster{}).Complete(engine.Waits(r))
 }
 
 // callbackCA is the CA an installer verifies the API with, read for each

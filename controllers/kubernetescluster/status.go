@@ -210,7 +210,7 @@ func computeStatus(kc *clusterv1alpha1.KubernetesCluster, o observed) {
 	}
 
 	switch {
-	case o.applyErr != nil:
+	case o.applyErr != nil && !engine.Waiting(o.applyErr): // a wait is progress: the next pass goes on
 		set(conditions.Degraded, true, engine.FailureReason(o.applyErr), o.applyErr.Error())
 	case failed:
 		set(conditions.Degraded, true, cmp.Or(last.Reason, ReasonOperationFailed), fmt.Sprintf("Operation %s failed: %s", last.ID, last.Message))

@@ -15,12 +15,17 @@
 package kubernetescluster
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/conditions"
+	"github.com/kubeforge/kubeforge/internal/engine"
 )
 
 // A cluster stored with a value admission now refuses says so in a
@@ -52,5 +57,21 @@ func TestAGeneratedHostNameNeverTakesAGivenOne(t *testing.T) {
 	inv, err := Inventory(kc, kc.Spec.Version, kc.Spec.Nodes)
 	if err != nil || strings.Count(inv, "node-10-0-0-22:") != 2 || !strings.Contains(inv, "node-10-0-0-22-2:") {
 		t.Fatalf("inventory (%v):\n%s", err, inv)
+	}
+}
+
+// An apply that waits for an object being made anew is progress, not a
+// failure: Degraded stays false; an apply that fails sets it.
+func TestAnApplyThatWaitsIsNotDegradedAndOneThatFailsIs(t *testing.T) {
+	wait := fmt.Errorf("starting operation install-1: %w",
+		fmt.Errorf("Secret/c-kubeconfig is gone since it was looked at: made anew on the next pass: %w", engine.ErrMadeAnew))
+	kc := cluster(nil)
+	computeStatus(kc, observed{applyErr: wait})
+	if c := apimeta.FindStatusCondition(kc.Status.Conditions, conditions.Degraded); c == nil || c.Status != metav1.ConditionFalse {
+		t.Fatalf("Degraded = %+v after a wait, want False", c)
+	}
+	computeStatus(kc, observed{applyErr: errors.New("the API server refused it")})
+	if c := apimeta.FindStatusCondition(kc.Status.Conditions, conditions.Degraded); c == nil || c.Status != metav1.ConditionTrue || c.Reason != conditions.ReasonApplyFailed {
+		t.Fatalf("Degraded = %+v after a failed apply, want True with %s", c, conditions.ReasonApplyFailed)
 	}
 }

@@ -389,5 +389,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			// least once a minute, so it is found again soon after it is back.
 			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](100*time.Millisecond, time.Minute),
 		}).
-		Complete(r)
+		Complete(engine.Waits(r))
 }

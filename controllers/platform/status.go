@@ -194,7 +194,7 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 
 	degraded := true
 	switch {
-	case o.apply != nil:
+	case o.apply != nil && !engine.Waiting(o.apply): // a wait is progress: the next pass goes on
 		st.Phase = appsv1alpha1.PlatformDegraded
 		conds.Failed(engine.FailureReason(o.apply), o.apply)
 		return

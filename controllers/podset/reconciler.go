@@ -123,5 +123,5 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, inv
 
 // SetupWithManager registers the controller: PodSets and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return Types.Controller(mgr, r.Engine.Proof, "podset", &appsv1alpha1.PodSet{}).Complete(r)
+	return Types.Controller(mgr, r.Engine.Proof, "podset", &appsv1alpha1.PodSet{}).Complete(engine.Waits(r))
 }

@@ -277,5 +277,5 @@ func (r *Reconciler) livePod(ctx context.Context, ws *idev1alpha1.Workspace) (*c
 
 // SetupWithManager registers the controller: Workspaces and their Types.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return Types(r.CertManager).Controller(mgr, r.Engine.Proof, "workspace", &idev1alpha1.Workspace{}).Complete(r)
+	return Types(r.CertManager).Controller(mgr, r.Engine.Proof, "workspace", &idev1alpha1.Workspace{}).Complete(engine.Waits(r))
 }

@@ -55,6 +55,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/proof"
@@ -225,27 +226,56 @@ func Failed(invalid, applyErr error) (reason string, err error, ok bool) {
 
 // Waiting reports whether every error in err is a wait, not a failure: an
 // object being made anew, or a KeepOnly object gone since its owner
-// looked; what uses them waited, and the next pass goes on. A reconciler
-// shows it as progress and comes back shortly (WaitRequeue) rather than
-// reporting an error.
+// looked; what uses them waited, and the next pass goes on. Every error
+// joined or aggregated into err must be one (a wait beside a failure is a
+// failure). A reconciler shows it as progress and comes back shortly
+// (WaitRequeue) rather than reporting an error: Waits does that for a
+// whole reconciler.
 func Waiting(err error) bool {
-	if err == nil {
-		return false
-	}
-	var agg kerrors.Aggregate
-	if errors.As(err, &agg) {
-		for _, e := range agg.Errors() {
+	all := func(errs []error) bool {
+		for _, e := range errs {
 			if !Waiting(e) {
 				return false
 			}
 		}
-		return len(agg.Errors()) > 0
+		return len(errs) > 0
 	}
-	return errors.Is(err, errRemade)
+	switch e := err.(type) {
+	case nil:
+		return false
+	case kerrors.Aggregate:
+		return all(e.Errors())
+	case interface{ Unwrap() []error }: // errors.Join, fmt.Errorf with several %w
+		return all(e.Unwrap())
+	}
+	if err == ErrMadeAnew {
+		return true
+	}
+	return Waiting(errors.Unwrap(err))
 }
 
 // WaitRequeue is how soon a reconciler comes back after a wait (Waiting).
 const WaitRequeue = time.Second
+
+// Waits is r with the engine's waits taken for what they are: a reconcile
+// that ends in one (Waiting) comes back after WaitRequeue, or sooner when
+// it asked to, with no error — controller-runtime then neither backs off
+// nor logs a "Reconciler error" for an object being made anew; the wait is
+// logged at V(1). A failure beside a wait stays an error. Every kind's
+// controller is completed with it.
+func Waits(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		res, err := r.Reconcile(ctx, req)
+		if !Waiting(err) {
+			return res, err
+		}
+		logf.FromContext(ctx).V(1).Info("Waiting for the next pass", "why", err.Error())
+		if res.RequeueAfter <= 0 || res.RequeueAfter > WaitRequeue {
+			res.RequeueAfter = WaitRequeue
+		}
+		return res, nil
+	})
+}
 
 // FailureReason is the status reason for an error of Apply: NameConflict
 // when an object with a wanted name is not the owner's, ApplyFailed
@@ -451,7 +481,7 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 				desired[r.key] = stage[i]
 			}
 			if r.err != nil {
-				if IsConflict(r.err) || errors.Is(r.err, errRemade) { // it has its own warning
+				if IsConflict(r.err) || errors.Is(r.err, ErrMadeAnew) { // it has its own warning
 					conflict = r.key
 				} else {
 					e.warn(owner, stage[i], conditions.ReasonApplyFailed, "Apply", "%s", r.err.Error())
@@ -507,9 +537,10 @@ func (e *Engine) goneSince(ctx context.Context, gvk schema.GroupVersionKind, rea
 	return apierrors.IsNotFound(err) || err == nil && (now.GetUID() != read.GetUID() || now.GetDeletionTimestamp() != nil)
 }
 
-// errRemade says an object was deleted to be made anew: what uses it by
-// name waits for the new one.
-var errRemade = errors.New("made anew")
+// ErrMadeAnew says an object was deleted to be made anew, or is gone or
+// going since it was read: what uses it by name waits for the new one
+// (Waiting).
+var ErrMadeAnew = errors.New("made anew")
 
 // keptOnlyMissing is the answer for a KeepOnly object found missing: not
 // created from what has no content, and what uses it by name (a Pod that
@@ -517,7 +548,7 @@ var errRemade = errors.New("made anew")
 // against a name anyone could fill meanwhile. The next pass makes it.
 func keptOnlyMissing(ctx context.Context, key string) error {
 	logf.FromContext(ctx).V(1).Info("Not creating an object given without its content (KeepOnly)", "object", key)
-	return fmt.Errorf("%s is gone since it was looked at: made anew on the next pass: %w", key, errRemade)
+	return fmt.Errorf("%s is gone since it was looked at: made anew on the next pass: %w", key, ErrMadeAnew)
 }
 
 type outcome int
@@ -724,7 +755,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		// Gone at once unless a finalizer holds it; then the delete event
 		// brings us back, and what uses it by name waits.
 		if err := e.reader().Get(ctx, client.ObjectKeyFromObject(obj), liveObj); !apierrors.IsNotFound(err) {
-			return key, unchanged, nil, fmt.Errorf("%s is being deleted to be made anew: %w", key, errRemade)
+			return key, unchanged, nil, fmt.Errorf("%s is being deleted to be made anew: %w", key, ErrMadeAnew)
 		}
 		e.event(owner, obj, "Deleted", "Delete", "Deleted %s to make it anew", key)
 		exists = false
@@ -755,7 +786,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	err = e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
 	if err != nil && exists && e.goneSince(ctx, gvk, liveObj) {
 		log.V(1).Info("Owned object gone or going since it was read", "object", key, "error", err.Error())
-		return key, unchanged, nil, fmt.Errorf("%s is gone since it was looked at: made anew on the next pass: %w", key, errRemade)
+		return key, unchanged, nil, fmt.Errorf("%s is gone since it was looked at: made anew on the next pass: %w", key, ErrMadeAnew)
 	}
 	if err != nil && exists && apierrors.IsInvalid(err) {
 		// Server-side apply merges lists keyed by a field (a Service's ports by
