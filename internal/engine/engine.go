@@ -226,7 +226,8 @@ func Failed(invalid, applyErr error) (reason string, err error, ok bool) {
 
 // Waiting reports whether every error in err is a wait, not a failure: an
 // object being made anew, or a KeepOnly object gone since its owner
-// looked; what uses them waited, and the next pass goes on. Every error
+// looked (what uses them waited), or a write refused because its object
+// changed since it was read; the next pass goes on. Every error
 // joined or aggregated into err must be one (a wait beside a failure is a
 // failure). A reconciler shows it as progress and comes back shortly
 // (WaitRequeue) rather than reporting an error: Waits does that for a
@@ -248,7 +249,7 @@ func Waiting(err error) bool {
 	case interface{ Unwrap() []error }: // errors.Join, fmt.Errorf with several %w
 		return all(e.Unwrap())
 	}
-	if err == ErrMadeAnew {
+	if err == ErrMadeAnew || err == ErrChangedSinceRead {
 		return true
 	}
 	return Waiting(errors.Unwrap(err))
@@ -541,6 +542,11 @@ func (e *Engine) goneSince(ctx context.Context, gvk schema.GroupVersionKind, rea
 // going since it was read: what uses it by name waits for the new one
 // (Waiting).
 var ErrMadeAnew = errors.New("made anew")
+
+// ErrChangedSinceRead says a write that must not be laid over a newer
+// object (a finalizer's, a status's) was refused because the object
+// changed since it was read: the next pass reads it again (Waiting).
+var ErrChangedSinceRead = errors.New("changed since it was read")
 
 // keptOnlyMissing is the answer for a KeepOnly object found missing: not
 // created from what has no content, and what uses it by name (a Pod that

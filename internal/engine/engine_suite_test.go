@@ -391,6 +391,31 @@ var _ = Describe("Engine", func() {
 			Expect(engine.SyncFinalizer(ctx, counting, stale, f, false)).To(Succeed(), "removing from an object already gone is no error")
 			Expect(counting.Writes()).To(HaveLen(2))
 		})
+
+		It("should never drop a finalizer another writer added since the object was read: it waits and reads again", func() {
+			const f, theirs = "kubeforge.io/test", "example.com/theirs"
+			o := newOwner("finalized-shared")
+			Expect(engine.SyncFinalizer(ctx, env.Client, o, f, true)).To(Succeed())
+			read := o.DeepCopy() // what a cache behind the other writer still holds
+
+			live := &corev1.ConfigMap{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
+			live.Finalizers = append(live.Finalizers, theirs)
+			Expect(env.Client.Update(ctx, live)).To(Succeed())
+
+			err := engine.SyncFinalizer(ctx, env.Client, read, f, false)
+			Expect(err).To(HaveOccurred())
+			Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass, not a failure: %v", err)
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
+			Expect(live.Finalizers).To(ConsistOf(f, theirs), "nothing written over the newer object")
+
+			// The next pass, on what is there now.
+			Expect(engine.SyncFinalizer(ctx, env.Client, live, f, false)).To(Succeed())
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
+			Expect(live.Finalizers).To(ConsistOf(theirs))
+			live.Finalizers = nil
+			Expect(env.Client.Update(ctx, live)).To(Succeed())
+		})
 	})
 })
 

@@ -34,12 +34,18 @@ import (
 // no error then. Of the API server's answer, obj takes the finalizers and
 // the resourceVersion only: the rest of it (a defaulted spec, a status
 // being computed) stays as the caller has it.
+//
+// The patch holds obj's resourceVersion: a merge patch writes the whole
+// list of finalizers, so written over a newer object (another writer's
+// finalizer added since obj was read, or a cache behind) it would drop
+// theirs. The API server refuses it then, and that is a wait (Waiting):
+// the next pass reads the object again.
 func SyncFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string, want bool) error {
 	if want == controllerutil.ContainsFinalizer(obj, finalizer) || want && obj.GetDeletionTimestamp() != nil {
 		return nil
 	}
 	written := obj.DeepCopyObject().(client.Object)
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	if want {
 		controllerutil.AddFinalizer(written, finalizer)
 	} else {
@@ -56,6 +62,10 @@ func SyncFinalizer(ctx context.Context, c client.Client, obj client.Object, fina
 		verb := "adding"
 		if !want {
 			verb = "removing"
+		}
+		if apierrors.IsConflict(err) {
+			logf.FromContext(ctx).V(1).Info("Finalizer not synced: the object changed since it was read", "finalizer", finalizer, "error", err.Error())
+			return fmt.Errorf("%s the finalizer %s: the object changed since it was read, read again on the next pass: %w", verb, finalizer, ErrChangedSinceRead)
 		}
 		return fmt.Errorf("%s the finalizer %s: %w", verb, finalizer, err)
 	}

@@ -39,6 +39,7 @@ func TestWaitingIsTrueOnlyWhenEveryErrorInItIsAWait(t *testing.T) {
 		{"a failure", boom, false},
 		{"a wait", wait("Pod/a"), true},
 		{"a wrapped wait", fmt.Errorf("applying PodSet objects: %w", wait("Pod/a")), true},
+		{"a write refused for an object changed since it was read", fmt.Errorf("removing the finalizer f: %w", ErrChangedSinceRead), true},
 		{"an aggregate of waits", kerrors.NewAggregate([]error{wait("Pod/a"), wait("Secret/b")}), true},
 		{"an aggregate with a failure", kerrors.NewAggregate([]error{wait("Pod/a"), boom}), false},
 		{"a wrapped aggregate with a failure", fmt.Errorf("applying: %w", kerrors.NewAggregate([]error{boom, wait("Pod/a")})), false},
