@@ -136,6 +136,17 @@ func computeStatus(p *appsv1alpha1.Platform, o observed) {
 		conds.Failed(engine.InvalidReason(o.invalid), o.invalid)
 		return
 	}
+	if o.steps == nil {
+		// The pass ended before its plan (a read that failed, a generated
+		// Secret being made anew or refused): what the status says of the
+		// components — their phases, the record of each bootstrap — and the
+		// version stays as it was; only a failure is said.
+		if reason, err, failed := engine.Failed(nil, o.apply); failed {
+			st.Phase = appsv1alpha1.PlatformDegraded
+			conds.Failed(reason, err)
+		}
+		return
+	}
 
 	st.Components = nil
 	enabled, ready := 0, 0

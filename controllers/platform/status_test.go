@@ -17,6 +17,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -59,5 +60,39 @@ func TestAnApplyThatWaitsIsNotDegradedAndOneThatFailsIs(t *testing.T) {
 	}
 	if p.Status.Phase != appsv1alpha1.PlatformDegraded {
 		t.Fatalf("phase %s after a failed apply, want %s", p.Status.Phase, appsv1alpha1.PlatformDegraded)
+	}
+}
+
+// A pass that ends before its plan — a generated Secret being made anew
+// (a wait) or refused (a failure) — leaves what the status says of the
+// components and the version as it was: no "0 of 0 Ready", no bootstrap
+// record lost; a failure is said as Degraded beside it.
+func TestAPassThatEndsBeforeItsPlanKeepsTheComponentsStatus(t *testing.T) {
+	wait := fmt.Errorf("Secret/acme-session is gone since it was looked at: made anew on the next pass: %w", engine.ErrMadeAnew)
+	for _, c := range []struct {
+		name     string
+		apply    error
+		degraded bool
+	}{
+		{"a wait", wait, false},
+		{"a failure", errors.New("Secret/acme-session exists and is not this Platform's"), true},
+	} {
+		p := platform("2.0", "db", "api:db")
+		p.Status = appsv1alpha1.PlatformStatus{Phase: appsv1alpha1.PlatformUpgrading, Version: "1.0", Ready: "1/2",
+			Components: []appsv1alpha1.ComponentStatus{{Name: "db", Phase: appsv1alpha1.ComponentReady, Bootstrapped: true},
+				{Name: "api", Phase: appsv1alpha1.ComponentDeploying}}}
+		was := p.Status.DeepCopy()
+		computeStatus(p, observed{apply: c.apply})
+
+		if p.Status.Version != was.Version || p.Status.Ready != was.Ready || !reflect.DeepEqual(p.Status.Components, was.Components) {
+			t.Errorf("%s: status %+v, want the components, version and count kept from %+v", c.name, p.Status, *was)
+		}
+		d := apimeta.FindStatusCondition(p.Status.Conditions, conditions.Degraded)
+		switch {
+		case c.degraded && (d == nil || d.Status != metav1.ConditionTrue || p.Status.Phase != appsv1alpha1.PlatformDegraded):
+			t.Errorf("%s: Degraded %+v, phase %s; want Degraded", c.name, d, p.Status.Phase)
+		case !c.degraded && (p.Status.Phase != was.Phase || apimeta.IsStatusConditionTrue(p.Status.Conditions, conditions.Ready)):
+			t.Errorf("%s: phase %s, conditions %+v; want the phase kept and not Ready", c.name, p.Status.Phase, p.Status.Conditions)
+		}
 	}
 }

@@ -258,17 +258,34 @@ func Waiting(err error) bool {
 // WaitRequeue is how soon a reconciler comes back after a wait (Waiting).
 const WaitRequeue = time.Second
 
+// WaitLimit is how long the waits of one object may follow each other
+// before Waits reports them as the error they are.
+const WaitLimit = time.Minute
+
 // Waits is r with the engine's waits taken for what they are: a reconcile
 // that ends in one (Waiting) comes back after WaitRequeue, or sooner when
 // it asked to, with no error — controller-runtime then neither backs off
 // nor logs a "Reconciler error" for an object being made anew; the wait is
-// logged at V(1). A failure beside a wait stays an error. Every kind's
-// controller is completed with it.
+// logged at V(1). A failure beside a wait stays an error. Waits that do
+// not clear — one object's, one after the other, for longer than
+// WaitLimit — are returned as errors from then on (logged, counted in
+// controller_runtime_reconcile_errors_total, backed off) until a reconcile
+// ends otherwise. Every kind's controller is completed with it.
 func Waits(r reconcile.Reconciler) reconcile.Reconciler {
+	return waits(r, WaitLimit, time.Now)
+}
+
+func waits(r reconcile.Reconciler, limit time.Duration, now func() time.Time) reconcile.Reconciler {
+	var since sync.Map // reconcile.Request → when its waits began
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		res, err := r.Reconcile(ctx, req)
 		if !Waiting(err) {
+			since.Delete(req)
 			return res, err
+		}
+		began, _ := since.LoadOrStore(req, now())
+		if waited := now().Sub(began.(time.Time)); waited > limit {
+			return res, fmt.Errorf("waiting for %s: %w", waited.Round(time.Second), err)
 		}
 		logf.FromContext(ctx).V(1).Info("Waiting for the next pass", "why", err.Error())
 		if res.RequeueAfter <= 0 || res.RequeueAfter > WaitRequeue {
@@ -544,8 +561,8 @@ func (e *Engine) goneSince(ctx context.Context, gvk schema.GroupVersionKind, rea
 var ErrMadeAnew = errors.New("made anew")
 
 // ErrChangedSinceRead says a write that must not be laid over a newer
-// object (a finalizer's, a status's) was refused because the object
-// changed since it was read: the next pass reads it again (Waiting).
+// object (SyncFinalizer's) was refused because the object changed since
+// it was read: the next pass reads it again (Waiting).
 var ErrChangedSinceRead = errors.New("changed since it was read")
 
 // keptOnlyMissing is the answer for a KeepOnly object found missing: not

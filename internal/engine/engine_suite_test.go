@@ -392,29 +392,53 @@ var _ = Describe("Engine", func() {
 			Expect(counting.Writes()).To(HaveLen(2))
 		})
 
-		It("should never drop a finalizer another writer added since the object was read: it waits and reads again", func() {
-			const f, theirs = "kubeforge.io/test", "example.com/theirs"
+		It("should never drop a finalizer another writer added since the object was read, and wait when the list changed before its own", func() {
+			const f, theirs, first = "kubeforge.io/test", "example.com/theirs", "example.com/first"
 			o := newOwner("finalized-shared")
 			Expect(engine.SyncFinalizer(ctx, env.Client, o, f, true)).To(Succeed())
+			key := client.ObjectKeyFromObject(o)
+			write := func(finalizers ...string) {
+				live := &corev1.ConfigMap{}
+				ExpectWithOffset(1, env.Client.Get(ctx, key, live)).To(Succeed())
+				live.Finalizers = finalizers
+				ExpectWithOffset(1, env.Client.Update(ctx, live)).To(Succeed())
+			}
+			finalizers := func() []string {
+				live := &corev1.ConfigMap{}
+				ExpectWithOffset(1, env.Client.Get(ctx, key, live)).To(Succeed())
+				return live.Finalizers
+			}
+
+			By("removing its own from a copy read before another writer appended theirs")
 			read := o.DeepCopy() // what a cache behind the other writer still holds
+			write(f, theirs)
+			Expect(engine.SyncFinalizer(ctx, env.Client, read, f, false)).To(Succeed())
+			Expect(finalizers()).To(Equal([]string{theirs}), "theirs kept, its own gone")
+			Expect(read.Finalizers).To(Equal([]string{theirs}), "the copy takes the API server's answer")
 
-			live := &corev1.ConfigMap{}
-			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
-			live.Finalizers = append(live.Finalizers, theirs)
-			Expect(env.Client.Update(ctx, live)).To(Succeed())
-
-			err := engine.SyncFinalizer(ctx, env.Client, read, f, false)
-			Expect(err).To(HaveOccurred())
+			By("adding its own to a copy read before another writer changed the list")
+			read = &corev1.ConfigMap{}
+			Expect(env.Client.Get(ctx, key, read)).To(Succeed())
+			write(first, theirs)
+			err := engine.SyncFinalizer(ctx, env.Client, read, f, true)
 			Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass, not a failure: %v", err)
-			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
-			Expect(live.Finalizers).To(ConsistOf(f, theirs), "nothing written over the newer object")
+			Expect(finalizers()).To(Equal([]string{first, theirs}), "nothing written over the newer object")
+			Expect(read.Finalizers).To(Equal([]string{theirs}), "the copy says what is there, not what was refused")
+			Expect(env.Client.Get(ctx, key, read)).To(Succeed())
+			Expect(engine.SyncFinalizer(ctx, env.Client, read, f, true)).To(Succeed())
+			Expect(finalizers()).To(Equal([]string{first, theirs, f}))
 
-			// The next pass, on what is there now.
-			Expect(engine.SyncFinalizer(ctx, env.Client, live, f, false)).To(Succeed())
-			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
-			Expect(live.Finalizers).To(ConsistOf(theirs))
-			live.Finalizers = nil
-			Expect(env.Client.Update(ctx, live)).To(Succeed())
+			By("removing its own from a copy read before the list changed ahead of it")
+			read = &corev1.ConfigMap{}
+			Expect(env.Client.Get(ctx, key, read)).To(Succeed())
+			write(theirs, f) // its own moved from index 2 to 1
+			err = engine.SyncFinalizer(ctx, env.Client, read, f, false)
+			Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass, not a failure: %v", err)
+			Expect(finalizers()).To(Equal([]string{theirs, f}), "nothing written over the newer object")
+			Expect(env.Client.Get(ctx, key, read)).To(Succeed())
+			Expect(engine.SyncFinalizer(ctx, env.Client, read, f, false)).To(Succeed(), "the next pass, on what is there now")
+			Expect(finalizers()).To(Equal([]string{theirs}))
+			write()
 		})
 	})
 })

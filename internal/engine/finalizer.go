@@ -16,11 +16,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,41 +38,69 @@ import (
 // the resourceVersion only: the rest of it (a defaulted spec, a status
 // being computed) stays as the caller has it.
 //
-// The patch holds obj's resourceVersion: a merge patch writes the whole
-// list of finalizers, so written over a newer object (another writer's
-// finalizer added since obj was read, or a cache behind) it would drop
-// theirs. The API server refuses it then, and that is a wait (Waiting):
-// the next pass reads the object again.
+// Neither patch can drop a finalizer another writer added since obj was
+// read (a cache behind, the garbage collector's foregroundDeletion): the
+// removal is a JSON patch that tests, at each index where obj has the
+// finalizer, that the object still has it there, and removes it there
+// only; the addition is a merge patch (the whole list) held to obj's
+// resourceVersion. When the object changed so that the patch no longer
+// fits it, the API server refuses it and that is a wait
+// (ErrChangedSinceRead): the next pass reads the object again.
 func SyncFinalizer(ctx context.Context, c client.Client, obj client.Object, finalizer string, want bool) error {
 	if want == controllerutil.ContainsFinalizer(obj, finalizer) || want && obj.GetDeletionTimestamp() != nil {
 		return nil
 	}
 	written := obj.DeepCopyObject().(client.Object)
-	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	var patch client.Patch
+	verb := "adding"
 	if want {
+		patch = client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(written, finalizer)
 	} else {
+		verb = "removing"
+		var err error
+		if patch, err = removal(obj.GetFinalizers(), finalizer); err != nil {
+			return fmt.Errorf("%s the finalizer %s: %w", verb, finalizer, err)
+		}
 		controllerutil.RemoveFinalizer(written, finalizer)
 	}
-	defer func() {
-		obj.SetFinalizers(written.GetFinalizers())
-		obj.SetResourceVersion(written.GetResourceVersion())
-	}()
 	if err := c.Patch(ctx, written, patch); err != nil {
-		if !want && client.IgnoreNotFound(err) == nil {
-			return nil
-		}
-		verb := "adding"
-		if !want {
-			verb = "removing"
-		}
-		if apierrors.IsConflict(err) {
+		switch {
+		case !want && apierrors.IsNotFound(err):
+			return nil // gone already
+		case apierrors.IsConflict(err) || !want && apierrors.IsInvalid(err):
+			// Held to what was read (the resourceVersion, or the test of
+			// an index), and the object has changed since.
 			logf.FromContext(ctx).V(1).Info("Finalizer not synced: the object changed since it was read", "finalizer", finalizer, "error", err.Error())
 			return fmt.Errorf("%s the finalizer %s: the object changed since it was read, read again on the next pass: %w", verb, finalizer, ErrChangedSinceRead)
 		}
 		return fmt.Errorf("%s the finalizer %s: %w", verb, finalizer, err)
 	}
+	obj.SetFinalizers(written.GetFinalizers())
+	obj.SetResourceVersion(written.GetResourceVersion())
 	return nil
+}
+
+// removal is the JSON patch that removes finalizer from an object whose
+// finalizers were read as list: at each index that holds it, from the
+// last (so the earlier indexes stay where they were), a test that the
+// index still holds it, then its removal. What is appended since stays;
+// a list changed before one of those indexes fails its test, and the API
+// server refuses the whole patch.
+func removal(list []string, finalizer string) (client.Patch, error) {
+	var ops []map[string]any
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i] != finalizer {
+			continue
+		}
+		path := "/metadata/finalizers/" + strconv.Itoa(i)
+		ops = append(ops, map[string]any{"op": "test", "path": path, "value": finalizer}, map[string]any{"op": "remove", "path": path})
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	return client.RawPatch(types.JSONPatchType, raw), nil
 }
 
 // DefaultCleanupTimeout is how long a deleting object waits for a cleanup
@@ -109,10 +140,16 @@ func (e *Engine) ReleaseUnapproved(ctx context.Context, obj client.Object, final
 	return e.release(ctx, obj, finalizer, notDone, why.Error())
 }
 
+// release lets obj go, then says what was not cleaned up: once, when the
+// finalizer is gone (a removal refused as a wait is tried again, not said
+// again).
 func (e *Engine) release(ctx context.Context, obj client.Object, finalizer, notDone, why string) error {
-	logf.FromContext(ctx).Info("Letting go without cleaning up", "notDone", notDone, "why", why)
+	if err := SyncFinalizer(ctx, e.Client, obj, finalizer, false); err != nil {
+		return err
+	}
+	logf.FromContext(ctx).Info("Let go without cleaning up", "notDone", notDone, "why", why)
 	e.warn(obj, nil, ReasonCleanupSkipped, "Delete", "%s: %s", notDone, why)
-	return SyncFinalizer(ctx, e.Client, obj, finalizer, false)
+	return nil
 }
 
 // ReasonCleanupSkipped is the Warning event of an object let go without

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -46,13 +47,21 @@ func TestWaitingIsTrueOnlyWhenEveryErrorInItIsAWait(t *testing.T) {
 		{"a join of one wrapped wait", errors.Join(fmt.Errorf("applying Platform objects: %w", wait("Job/j")), nil), true},
 		{"a join of a wait and a failure", errors.Join(wait("Job/j"), boom), false},
 		{"a wait and a failure in one Errorf", fmt.Errorf("%w; %w", wait("Pod/a"), boom), false},
-		{"an empty aggregate", fmt.Errorf("x: %w", kerrors.NewAggregate([]error{nil})), false},
+		{"a join of nothing", joined{}, false},
+		{"a wrapped join of nothing", fmt.Errorf("x: %w", joined{}), false},
 	} {
 		if got := Waiting(c.err); got != c.want {
 			t.Errorf("%s: Waiting(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
 }
+
+// joined is an error with no errors in it (errors.Join and
+// kerrors.NewAggregate make none: they give nil).
+type joined []error
+
+func (j joined) Error() string   { return "nothing" }
+func (j joined) Unwrap() []error { return j }
 
 // A reconciler that ends in a wait comes back after WaitRequeue (or the
 // sooner time it asked for) with no error, so controller-runtime neither
@@ -79,5 +88,49 @@ func TestWaitsTurnsAWaitIntoAShortRequeueAndLeavesEverythingElse(t *testing.T) {
 		if res != c.want || (err == nil) != (c.wantErr == nil) || err != nil && err.Error() != c.wantErr.Error() {
 			t.Errorf("%s: Reconcile = %+v, %v; want %+v, %v", c.name, res, err, c.want, c.wantErr)
 		}
+	}
+}
+
+// Waits that do not clear are reported: one object's, one after the
+// other, longer than the limit, as the error they are until a reconcile
+// ends otherwise; then the next wait is a wait again. Another object's
+// waits are counted on their own.
+func TestWaitsThatLastLongerThanTheLimitAreReportedAsErrors(t *testing.T) {
+	wait := fmt.Errorf("Pod/x is being deleted to be made anew: %w", ErrMadeAnew)
+	clock := time.Unix(0, 0)
+	var next error
+	r := waits(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, next }),
+		time.Minute, func() time.Time { return clock })
+	a := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	b := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
+	pass := func(req reconcile.Request, err error, after time.Duration) error {
+		t.Helper()
+		clock = clock.Add(after)
+		next = err
+		_, got := r.Reconcile(context.Background(), req)
+		return got
+	}
+
+	if err := pass(a, wait, 0); err != nil {
+		t.Fatalf("first wait: %v, want none", err)
+	}
+	if err := pass(a, wait, 59*time.Second); err != nil {
+		t.Fatalf("a wait within the limit: %v, want none", err)
+	}
+	if err := pass(b, wait, 2*time.Second); err != nil {
+		t.Fatalf("another object's first wait: %v, want none", err)
+	}
+	err := pass(a, wait, 0)
+	if err == nil || !errors.Is(err, ErrMadeAnew) {
+		t.Fatalf("a wait 61 s after the first: %v, want it reported", err)
+	}
+	if err := pass(a, nil, time.Second); err != nil {
+		t.Fatalf("success: %v", err)
+	}
+	if err := pass(a, wait, time.Hour); err != nil {
+		t.Fatalf("a wait after a reconcile that ended otherwise: %v, want none", err)
+	}
+	if err := pass(b, wait, 0); err == nil {
+		t.Fatalf("b has waited an hour: want it reported")
 	}
 }
