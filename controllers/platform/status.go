@@ -128,25 +128,29 @@ const dbFailsPrefix = "The database server fails; components with a database are
 // p is defaulted.
 func computeStatus(p *appsv1alpha1.Platform, o observed) {
 	st := &p.Status
-	st.ObservedGeneration = p.Generation
 	conds := conditions.For(p, &st.Conditions)
 	set := conds.Set
 	if o.invalid != nil {
+		st.ObservedGeneration = p.Generation
 		st.Phase = appsv1alpha1.PlatformDegraded
 		conds.Failed(engine.InvalidReason(o.invalid), o.invalid)
 		return
 	}
 	if o.steps == nil {
-		// The pass ended before its plan (a read that failed, a generated
-		// Secret being made anew or refused): what the status says of the
-		// components — their phases, the record of each bootstrap — and the
-		// version stays as it was; only a failure is said.
+		// The pass ended before its plan (a generated Secret being made
+		// anew or refused; a read that failed, returned for a retry): what
+		// the status says of the components — their phases, the record of
+		// each bootstrap — and the version stay as they were; a wait
+		// leaves observedGeneration too, so nothing claims this generation
+		// rolled out. A failure is said, of this generation (not Ready).
 		if reason, err, failed := engine.Failed(nil, o.apply); failed {
+			st.ObservedGeneration = p.Generation
 			st.Phase = appsv1alpha1.PlatformDegraded
 			conds.Failed(reason, err)
 		}
 		return
 	}
+	st.ObservedGeneration = p.Generation
 
 	st.Components = nil
 	enabled, ready := 0, 0

@@ -65,8 +65,9 @@ func TestAnApplyThatWaitsIsNotDegradedAndOneThatFailsIs(t *testing.T) {
 
 // A pass that ends before its plan — a generated Secret being made anew
 // (a wait) or refused (a failure) — leaves what the status says of the
-// components and the version as it was: no "0 of 0 Ready", no bootstrap
-// record lost; a failure is said as Degraded beside it.
+// components and the version as they were: no "0 of 0 Ready", no
+// bootstrap record lost; a wait claims no new generation observed, a
+// failure is said as Degraded of this generation.
 func TestAPassThatEndsBeforeItsPlanKeepsTheComponentsStatus(t *testing.T) {
 	wait := fmt.Errorf("Secret/acme-session is gone since it was looked at: made anew on the next pass: %w", engine.ErrMadeAnew)
 	for _, c := range []struct {
@@ -78,7 +79,8 @@ func TestAPassThatEndsBeforeItsPlanKeepsTheComponentsStatus(t *testing.T) {
 		{"a failure", errors.New("Secret/acme-session exists and is not this Platform's"), true},
 	} {
 		p := platform("2.0", "db", "api:db")
-		p.Status = appsv1alpha1.PlatformStatus{Phase: appsv1alpha1.PlatformUpgrading, Version: "1.0", Ready: "1/2",
+		p.Generation = 3
+		p.Status = appsv1alpha1.PlatformStatus{ObservedGeneration: 2, Phase: appsv1alpha1.PlatformUpgrading, Version: "1.0", Ready: "1/2",
 			Components: []appsv1alpha1.ComponentStatus{{Name: "db", Phase: appsv1alpha1.ComponentReady, Bootstrapped: true},
 				{Name: "api", Phase: appsv1alpha1.ComponentDeploying}}}
 		was := p.Status.DeepCopy()
@@ -86,6 +88,9 @@ func TestAPassThatEndsBeforeItsPlanKeepsTheComponentsStatus(t *testing.T) {
 
 		if p.Status.Version != was.Version || p.Status.Ready != was.Ready || !reflect.DeepEqual(p.Status.Components, was.Components) {
 			t.Errorf("%s: status %+v, want the components, version and count kept from %+v", c.name, p.Status, *was)
+		}
+		if observed := map[bool]int64{false: 2, true: 3}[c.degraded]; p.Status.ObservedGeneration != observed {
+			t.Errorf("%s: observedGeneration %d, want %d (a wait claims no new generation; a failure is of this one)", c.name, p.Status.ObservedGeneration, observed)
 		}
 		d := apimeta.FindStatusCondition(p.Status.Conditions, conditions.Degraded)
 		switch {

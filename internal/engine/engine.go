@@ -259,7 +259,7 @@ func Waiting(err error) bool {
 const WaitRequeue = time.Second
 
 // WaitLimit is how long the waits of one object may follow each other
-// before Waits reports them as the error they are.
+// before Waits reports them: then, and once a WaitLimit after that.
 const WaitLimit = time.Minute
 
 // Waits is r with the engine's waits taken for what they are: a reconcile
@@ -268,24 +268,38 @@ const WaitLimit = time.Minute
 // nor logs a "Reconciler error" for an object being made anew; the wait is
 // logged at V(1). A failure beside a wait stays an error. Waits that do
 // not clear — one object's, one after the other, for longer than
-// WaitLimit — are returned as errors from then on (logged, counted in
-// controller_runtime_reconcile_errors_total, backed off) until a reconcile
-// ends otherwise. Every kind's controller is completed with it.
+// WaitLimit — are returned as the error they are once a WaitLimit (logged
+// as a "Reconciler error", counted in
+// controller_runtime_reconcile_errors_total), and waited on as before in
+// between, until a reconcile ends otherwise. Every kind's controller is
+// completed with it.
 func Waits(r reconcile.Reconciler) reconcile.Reconciler {
 	return waits(r, WaitLimit, time.Now)
 }
 
+// waitsOf is what Waits keeps of one object's waits in a row.
+type waitsOf struct{ began, reported time.Time }
+
 func waits(r reconcile.Reconciler, limit time.Duration, now func() time.Time) reconcile.Reconciler {
-	var since sync.Map // reconcile.Request → when its waits began
+	var mu sync.Mutex
+	since := map[reconcile.Request]*waitsOf{}
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		res, err := r.Reconcile(ctx, req)
+		mu.Lock()
+		defer mu.Unlock()
 		if !Waiting(err) {
-			since.Delete(req)
+			delete(since, req)
 			return res, err
 		}
-		began, _ := since.LoadOrStore(req, now())
-		if waited := now().Sub(began.(time.Time)); waited > limit {
-			return res, fmt.Errorf("waiting for %s: %w", waited.Round(time.Second), err)
+		t := now()
+		w := since[req]
+		if w == nil {
+			w = &waitsOf{began: t, reported: t}
+			since[req] = w
+		}
+		if t.Sub(w.reported) > limit {
+			w.reported = t
+			return res, fmt.Errorf("waiting for %s: %w", t.Sub(w.began).Round(time.Second), err)
 		}
 		logf.FromContext(ctx).V(1).Info("Waiting for the next pass", "why", err.Error())
 		if res.RequeueAfter <= 0 || res.RequeueAfter > WaitRequeue {

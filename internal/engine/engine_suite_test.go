@@ -423,7 +423,7 @@ var _ = Describe("Engine", func() {
 			err := engine.SyncFinalizer(ctx, env.Client, read, f, true)
 			Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass, not a failure: %v", err)
 			Expect(finalizers()).To(Equal([]string{first, theirs}), "nothing written over the newer object")
-			Expect(read.Finalizers).To(Equal([]string{theirs}), "the copy says what is there, not what was refused")
+			Expect(read.Finalizers).To(Equal([]string{theirs}), "the copy keeps what was read, not what was refused")
 			Expect(env.Client.Get(ctx, key, read)).To(Succeed())
 			Expect(engine.SyncFinalizer(ctx, env.Client, read, f, true)).To(Succeed())
 			Expect(finalizers()).To(Equal([]string{first, theirs, f}))

@@ -17,6 +17,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -68,17 +69,30 @@ func SyncFinalizer(ctx context.Context, c client.Client, obj client.Object, fina
 		switch {
 		case !want && apierrors.IsNotFound(err):
 			return nil // gone already
-		case apierrors.IsConflict(err) || !want && apierrors.IsInvalid(err):
+		case apierrors.IsConflict(err) || !want && patchDidNotApply(err):
 			// Held to what was read (the resourceVersion, or the test of
 			// an index), and the object has changed since.
 			logf.FromContext(ctx).V(1).Info("Finalizer not synced: the object changed since it was read", "finalizer", finalizer, "error", err.Error())
-			return fmt.Errorf("%s the finalizer %s: the object changed since it was read, read again on the next pass: %w", verb, finalizer, ErrChangedSinceRead)
+			return fmt.Errorf("%s the finalizer %s: the object changed since it was read (%v), read again on the next pass: %w", verb, finalizer, err, ErrChangedSinceRead)
 		}
 		return fmt.Errorf("%s the finalizer %s: %w", verb, finalizer, err)
 	}
 	obj.SetFinalizers(written.GetFinalizers())
 	obj.SetResourceVersion(written.GetResourceVersion())
 	return nil
+}
+
+// patchDidNotApply reports whether err is the API server's refusal of a
+// JSON patch that does not apply to the object (a failed test, an index
+// past the end): Invalid, with no kind and no causes, unlike a refusal by
+// validation or admission, which names the object and its fields.
+func patchDidNotApply(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d == nil || d.Kind == "" && len(d.Causes) == 0
 }
 
 // removal is the JSON patch that removes finalizer from an object whose

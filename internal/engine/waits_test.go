@@ -21,8 +21,11 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -92,10 +95,11 @@ func TestWaitsTurnsAWaitIntoAShortRequeueAndLeavesEverythingElse(t *testing.T) {
 }
 
 // Waits that do not clear are reported: one object's, one after the
-// other, longer than the limit, as the error they are until a reconcile
-// ends otherwise; then the next wait is a wait again. Another object's
-// waits are counted on their own.
-func TestWaitsThatLastLongerThanTheLimitAreReportedAsErrors(t *testing.T) {
+// other, longer than the limit, as the error they are — once, and once a
+// limit after that, waited on in between — until a reconcile ends
+// otherwise; then the next wait is a wait again. Another object's waits
+// are counted on their own.
+func TestWaitsThatLastLongerThanTheLimitAreReportedOnceALimit(t *testing.T) {
 	wait := fmt.Errorf("Pod/x is being deleted to be made anew: %w", ErrMadeAnew)
 	clock := time.Unix(0, 0)
 	var next error
@@ -103,34 +107,66 @@ func TestWaitsThatLastLongerThanTheLimitAreReportedAsErrors(t *testing.T) {
 		time.Minute, func() time.Time { return clock })
 	a := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 	b := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
-	pass := func(req reconcile.Request, err error, after time.Duration) error {
+	pass := func(req reconcile.Request, err error, after time.Duration) (reconcile.Result, error) {
 		t.Helper()
 		clock = clock.Add(after)
 		next = err
-		_, got := r.Reconcile(context.Background(), req)
-		return got
+		return r.Reconcile(context.Background(), req)
+	}
+	quiet := func(what string, res reconcile.Result, err error) {
+		t.Helper()
+		if err != nil || res.RequeueAfter != WaitRequeue {
+			t.Fatalf("%s: %+v, %v; want a requeue after %s and no error", what, res, err, WaitRequeue)
+		}
+	}
+	reported := func(what string, _ reconcile.Result, err error) {
+		t.Helper()
+		if err == nil || !errors.Is(err, ErrMadeAnew) {
+			t.Fatalf("%s: %v, want the wait reported as an error", what, err)
+		}
 	}
 
-	if err := pass(a, wait, 0); err != nil {
-		t.Fatalf("first wait: %v, want none", err)
-	}
-	if err := pass(a, wait, 59*time.Second); err != nil {
-		t.Fatalf("a wait within the limit: %v, want none", err)
-	}
-	if err := pass(b, wait, 2*time.Second); err != nil {
-		t.Fatalf("another object's first wait: %v, want none", err)
-	}
-	err := pass(a, wait, 0)
-	if err == nil || !errors.Is(err, ErrMadeAnew) {
-		t.Fatalf("a wait 61 s after the first: %v, want it reported", err)
-	}
-	if err := pass(a, nil, time.Second); err != nil {
+	res, err := pass(a, wait, 0)
+	quiet("a's first wait", res, err)
+	res, err = pass(a, wait, 59*time.Second)
+	quiet("a wait within the limit", res, err)
+	res, err = pass(b, wait, 2*time.Second)
+	quiet("b's first wait", res, err)
+	res, err = pass(a, wait, 0)
+	reported("a's wait 61 s after its first", res, err)
+	res, err = pass(a, wait, 5*time.Millisecond)
+	quiet("a's wait right after it was reported (no burst of errors)", res, err)
+	res, err = pass(a, wait, 59*time.Second)
+	quiet("a's wait within a limit of the report", res, err)
+	res, err = pass(a, wait, 2*time.Second)
+	reported("a's wait a limit after the report", res, err)
+	if _, err := pass(a, nil, time.Second); err != nil {
 		t.Fatalf("success: %v", err)
 	}
-	if err := pass(a, wait, time.Hour); err != nil {
-		t.Fatalf("a wait after a reconcile that ended otherwise: %v, want none", err)
-	}
-	if err := pass(b, wait, 0); err == nil {
-		t.Fatalf("b has waited an hour: want it reported")
+	res, err = pass(a, wait, time.Hour)
+	quiet("a wait after a reconcile that ended otherwise", res, err)
+	res, err = pass(b, wait, 0)
+	reported("b has waited an hour", res, err)
+}
+
+// A JSON patch that does not apply (a failed test, an index past the
+// end) is told apart from a refusal by validation or admission, which
+// SyncFinalizer must not take for a list that changed.
+func TestAPatchThatDoesNotApplyIsToldApartFromAValidationRefusal(t *testing.T) {
+	gr := schema.GroupResource{Resource: "configmaps"}
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"a failed test", apierrors.NewGenericServerResponse(422, "patch", schema.GroupResource{}, "", "testing value /metadata/finalizers/0 failed: test failed", 0, false), true},
+		{"a wrapped failed test", fmt.Errorf("x: %w", apierrors.NewGenericServerResponse(422, "", schema.GroupResource{}, "", "doc is missing path", 0, false)), true},
+		{"a validation refusal", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", field.ErrorList{field.Invalid(field.NewPath("metadata", "finalizers"), "x", "bad")}), false},
+		{"a conflict", apierrors.NewConflict(gr, "c", errors.New("changed")), false},
+		{"another error", errors.New("connection refused"), false},
+	} {
+		if got := patchDidNotApply(c.err); got != c.want {
+			t.Errorf("%s: patchDidNotApply(%v) = %v, want %v", c.name, c.err, got, c.want)
+		}
 	}
 }
