@@ -29,6 +29,7 @@ import (
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/secret"
 )
 
@@ -60,6 +61,11 @@ func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platfo
 		return err
 	}
 	if err := r.Client.Patch(ctx, p, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			// Read before someone's write (or the cache behind ours): the
+			// next pass reads it again; not a failure to show in status.
+			return fmt.Errorf("removing the %s annotation (%v): %w", key, err, engine.ErrChangedSinceRead)
+		}
 		return fmt.Errorf("removing the %s annotation: %w", key, err)
 	}
 	return nil

@@ -574,9 +574,10 @@ func (e *Engine) goneSince(ctx context.Context, gvk schema.GroupVersionKind, rea
 // (Waiting).
 var ErrMadeAnew = errors.New("made anew")
 
-// ErrChangedSinceRead says a write that must not be laid over a newer
-// object (SyncFinalizer's) was refused because the object changed since
-// it was read: the next pass reads it again (Waiting).
+// ErrChangedSinceRead says a write held to what was read, so that it is
+// never laid over a newer object (SyncFinalizer's; a controller's own
+// optimistic-lock patch may wrap it too), was refused because the object
+// changed since it was read: the next pass reads it again (Waiting).
 var ErrChangedSinceRead = errors.New("changed since it was read")
 
 // keptOnlyMissing is the answer for a KeepOnly object found missing: not
