@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -102,13 +103,13 @@ func patchDidNotApply(err error) bool {
 // a list changed before one of those indexes fails its test, and the API
 // server refuses the whole patch.
 func removal(list []string, finalizer string) (client.Patch, error) {
-	var ops []map[string]any
+	var ops []jsonpatch.Operation
 	for i := len(list) - 1; i >= 0; i-- {
 		if list[i] != finalizer {
 			continue
 		}
 		path := "/metadata/finalizers/" + strconv.Itoa(i)
-		ops = append(ops, map[string]any{"op": "test", "path": path, "value": finalizer}, map[string]any{"op": "remove", "path": path})
+		ops = append(ops, jsonpatch.NewOperation("test", path, finalizer), jsonpatch.NewOperation("remove", path, nil))
 	}
 	raw, err := json.Marshal(ops)
 	if err != nil {
