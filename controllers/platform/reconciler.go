@@ -264,6 +264,13 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	// is returned (for a retry with backoff) after everything else is applied.
 	var dbErr error
 	o.db, dbErr = r.databases(ctx, p, o.live)
+	if engine.Waiting(dbErr) {
+		// The Platform changed since it was read (a rotation's request
+		// cleared on it as stored): the pass ends before its plan, as a
+		// wait, not as a server that fails.
+		o.apply = dbErr
+		return o, dbErr
+	}
 	if dbErr != nil {
 		o.db.ready = false
 		o.db.reason = cmp.Or(o.db.reason, database.ReasonProvisioningFailed)

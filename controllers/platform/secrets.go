@@ -52,22 +52,52 @@ func annotationList(p *appsv1alpha1.Platform, key string) []string {
 }
 
 // clearAnnotation removes a request annotation once it was carried out,
-// with the resourceVersion read: a request made meanwhile is not lost (the
-// conflict brings a retry, which carries it out again).
+// with the resourceVersion read: a request made meanwhile is not lost.
+// When the Platform changed since it was read (often only the cache
+// behind a write of ours), it reads the Platform from the API server and
+// clears the annotation there if it still asks for what was carried out,
+// so that the next pass does not carry it out again (the components would
+// roll twice); an annotation that asks for something else now is a new
+// request, left to the next pass. Either way the pass ends there, as a
+// wait (engine.ErrChangedSinceRead): the rest of it would plan from a
+// Platform that is no longer the one stored.
 func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platform, key string) error {
-	patch := client.MergeFromWithOptions(p.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	// The command consumed, the admission stamp made again without it.
-	if err := admit.Platform.WithoutCommand(r.Engine.Proof, p, key); err != nil {
+	err := r.removeCommand(ctx, p, key)
+	if !apierrors.IsConflict(err) {
 		return err
 	}
-	if err := r.Client.Patch(ctx, p, patch); err != nil {
+	changed := fmt.Errorf("removing the %s annotation: the Platform changed since it was read (%v), read again on the next pass: %w", key, err, engine.ErrChangedSinceRead)
+	live := &appsv1alpha1.Platform{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
+		return fmt.Errorf("reading the Platform again to remove the %s annotation: %w", key, err)
+	}
+	if now, ok := live.Annotations[key]; live.UID != p.UID || !ok || now != p.Annotations[key] {
+		// Made anew, the request taken away, or a new one: the next pass
+		// reads what there is.
+		return changed
+	}
+	if err := r.removeCommand(ctx, live, key); err != nil && !apierrors.IsConflict(err) {
+		return err
+	}
+	return changed
+}
+
+// removeCommand writes p without the command annotation key, held to p's
+// resourceVersion, the admission stamp made again without it; p is what
+// the API server answered, or left as it was when the write fails.
+func (r *Reconciler) removeCommand(ctx context.Context, p *appsv1alpha1.Platform, key string) error {
+	next := p.DeepCopy()
+	patch := client.MergeFromWithOptions(p, client.MergeFromWithOptimisticLock{})
+	if err := admit.Platform.WithoutCommand(r.Engine.Proof, next, key); err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, next, patch); err != nil {
 		if apierrors.IsConflict(err) {
-			// Read before someone's write (or the cache behind ours): the
-			// next pass reads it again; not a failure to show in status.
-			return fmt.Errorf("removing the %s annotation (%v): %w", key, err, engine.ErrChangedSinceRead)
+			return err
 		}
 		return fmt.Errorf("removing the %s annotation: %w", key, err)
 	}
+	*p = *next
 	return nil
 }
 
