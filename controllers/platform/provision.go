@@ -141,7 +141,10 @@ func (r *Reconciler) databases(ctx context.Context, p *appsv1alpha1.Platform, li
 
 	// The Secrets first: they hold the passwords, which are the truth the
 	// server is brought to.
-	rotate := annotationList(p, appsv1alpha1.RotateDatabasePasswordAnnotation)
+	rotate, err := r.rotateRequest(p, appsv1alpha1.RotateDatabasePasswordAnnotation)
+	if err != nil {
+		return o, err
+	}
 	passwords, changed, secrets, err := r.databaseSecrets(ctx, p, comps, &o, rotate)
 	if err != nil {
 		return o, err

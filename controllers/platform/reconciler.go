@@ -54,8 +54,9 @@ import (
 // Reconciler reconciles Platforms.
 type Reconciler struct {
 	Client client.Client
-	// APIReader reads what the cache does not hold: the user's admin and
-	// CA Secrets of the database server.
+	// APIReader reads what the cache does not hold, or holds behind: the
+	// user's admin and CA Secrets of the database server, and the Platform
+	// as stored when a rotate request's removal conflicts.
 	APIReader client.Reader
 	Engine    *engine.Engine
 	// CleanupTimeout is how long a deleted Platform whose databases cannot
@@ -78,6 +79,9 @@ type Reconciler struct {
 	// warned is the PodSecurity Warning last recorded per Platform (its
 	// UID and the message).
 	warned sync.Map
+	// carried is the rotate request this manager last carried out and
+	// cleared, per Platform and annotation (carriedKey → carriedRequest).
+	carried sync.Map
 }
 
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=platforms,verbs=get;list;watch
@@ -116,6 +120,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			// Gone: what was kept for it goes too.
 			r.warned.Delete(req.NamespacedName)
+			r.forgetCarried(req.NamespacedName)
 			r.Background.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -265,9 +270,11 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	var dbErr error
 	o.db, dbErr = r.databases(ctx, p, o.live)
 	if engine.Waiting(dbErr) {
-		// The Platform changed since it was read (a rotation's request
-		// cleared on it as stored): the pass ends before its plan, as a
-		// wait, not as a server that fails.
+		// A wait is not a server that fails: the Platform changed since it
+		// was read (a rotate request cleared on it as stored, or the cache
+		// behind such a clear), or a database Secret is being made anew.
+		// The pass ends before its plan, which would be made from what was
+		// read; the next pass, a second later, makes it.
 		o.apply = dbErr
 		return o, dbErr
 	}

@@ -51,32 +51,91 @@ func annotationList(p *appsv1alpha1.Platform, key string) []string {
 	return out
 }
 
-// clearAnnotation removes a request annotation once it was carried out,
-// with the resourceVersion read: a request made meanwhile is not lost.
-// When the Platform changed since it was read (often only the cache
-// behind a write of ours), it reads the Platform from the API server and
-// clears the annotation there if it still asks for what was carried out,
-// so that the next pass does not carry it out again (the components would
-// roll twice); an annotation that asks for something else now is a new
-// request, left to the next pass. Either way the pass ends there, as a
-// wait (engine.ErrChangedSinceRead): the rest of it would plan from a
-// Platform that is no longer the one stored.
+// carriedKey is a Platform and one of its rotate annotations.
+type carriedKey struct {
+	types.NamespacedName
+	annotation string
+}
+
+// carriedRequest is a rotate request as it was carried out: the
+// Platform's UID, the annotation's value and the admission stamp the
+// Platform carried. Setting a request again, even to the same value, is a
+// command admission stamps anew; a Platform read with the same value under
+// the same stamp is the request already carried out, read from a cache
+// behind its clear.
+type carriedRequest struct {
+	uid          types.UID
+	value, stamp string
+}
+
+func requestOf(p *appsv1alpha1.Platform, key string) carriedRequest {
+	return carriedRequest{uid: p.UID, value: p.Annotations[key], stamp: p.Annotations[admit.StampAnnotation]}
+}
+
+// rotateRequest is the names the rotate annotation key of p asks for; a
+// wait when it is the request this manager already carried out and
+// cleared, read again from a cache behind the clear.
+func (r *Reconciler) rotateRequest(p *appsv1alpha1.Platform, key string) ([]string, error) {
+	k := carriedKey{client.ObjectKeyFromObject(p), key}
+	if _, ok := p.Annotations[key]; !ok {
+		r.carried.Delete(k)
+		return nil, nil
+	}
+	if was, ok := r.carried.Load(k); ok && was.(carriedRequest) == requestOf(p, key) {
+		return nil, fmt.Errorf("the %s request %q was carried out and removed; the cache is behind: %w", key, p.Annotations[key], engine.ErrChangedSinceRead)
+	}
+	return annotationList(p, key), nil
+}
+
+// forgetCarried drops what was remembered of a Platform that is gone.
+func (r *Reconciler) forgetCarried(name types.NamespacedName) {
+	for _, key := range []string{appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation} {
+		r.carried.Delete(carriedKey{name, key})
+	}
+}
+
+// clearAnnotation removes a rotate request annotation once it was carried
+// out, with the resourceVersion read, and remembers the request so that a
+// pass reading it again from a cache behind the removal does not carry it
+// out again. When the Platform changed since it was read (often only the
+// cache behind a write of ours), it reads the Platform from the API server
+// and removes the annotation there if the request is still the one carried
+// out — the same value under the same admission stamp — so that the next
+// pass does not carry it out again (the components would roll twice). A
+// request that differs by then (set again, or the spec changed, which
+// stamps anew) is left to the next pass, which carries it out: a request
+// is never lost, and is carried out twice only when it cannot be told
+// apart from a new one. Either way the pass ends there, as a wait
+// (engine.ErrChangedSinceRead): the rest of it would plan from a Platform
+// that is no longer the one stored.
 func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platform, key string) error {
+	done := requestOf(p, key)
+	k := carriedKey{client.ObjectKeyFromObject(p), key}
 	err := r.removeCommand(ctx, p, key)
+	if err == nil {
+		r.carried.Store(k, done)
+		return nil
+	}
 	if !apierrors.IsConflict(err) {
 		return err
 	}
 	changed := fmt.Errorf("removing the %s annotation: the Platform changed since it was read (%v), read again on the next pass: %w", key, err, engine.ErrChangedSinceRead)
 	live := &appsv1alpha1.Platform{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return changed
+		}
 		return fmt.Errorf("reading the Platform again to remove the %s annotation: %w", key, err)
 	}
-	if now, ok := live.Annotations[key]; live.UID != p.UID || !ok || now != p.Annotations[key] {
-		// Made anew, the request taken away, or a new one: the next pass
-		// reads what there is.
+	if _, ok := live.Annotations[key]; !ok || requestOf(live, key) != done {
+		// Made anew, the request taken away, or not the one carried out:
+		// the next pass reads what there is.
 		return changed
 	}
-	if err := r.removeCommand(ctx, live, key); err != nil && !apierrors.IsConflict(err) {
+	switch err := r.removeCommand(ctx, live, key); {
+	case err == nil:
+		r.carried.Store(k, done)
+	case !apierrors.IsConflict(err):
 		return err
 	}
 	return changed
@@ -109,7 +168,10 @@ func (r *Reconciler) removeCommand(ctx context.Context, p *appsv1alpha1.Platform
 // into o.secrets too, so that the Apply of everything keeps them.
 func (r *Reconciler) generatedSecrets(ctx context.Context, p *appsv1alpha1.Platform, o *observed) (map[string]string, error) {
 	log := logf.FromContext(ctx)
-	rotate := annotationList(p, appsv1alpha1.RotateSecretAnnotation)
+	rotate, err := r.rotateRequest(p, appsv1alpha1.RotateSecretAnnotation)
+	if err != nil {
+		return nil, err
+	}
 	versions, err := r.applyGeneratedSecrets(ctx, p, o, rotate)
 	if err != nil {
 		return nil, err
