@@ -89,7 +89,7 @@ func (r *Reconciler) rotateRequest(p *appsv1alpha1.Platform, key string) ([]stri
 
 // forgetCarried drops what was remembered of a Platform that is gone.
 func (r *Reconciler) forgetCarried(name types.NamespacedName) {
-	for _, key := range []string{appsv1alpha1.RotateSecretAnnotation, appsv1alpha1.RotateDatabasePasswordAnnotation} {
+	for _, key := range admit.Platform.Consumed {
 		r.carried.Delete(carriedKey{name, key})
 	}
 }
@@ -119,7 +119,7 @@ func (r *Reconciler) clearAnnotation(ctx context.Context, p *appsv1alpha1.Platfo
 	if !apierrors.IsConflict(err) {
 		return err
 	}
-	changed := fmt.Errorf("removing the %s annotation: the Platform changed since it was read (%v), read again on the next pass: %w", key, err, engine.ErrChangedSinceRead)
+	changed := fmt.Errorf("%v: the Platform changed since it was read, read again on the next pass: %w", err, engine.ErrChangedSinceRead)
 	live := &appsv1alpha1.Platform{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -151,9 +151,6 @@ func (r *Reconciler) removeCommand(ctx context.Context, p *appsv1alpha1.Platform
 		return err
 	}
 	if err := r.Client.Patch(ctx, next, patch); err != nil {
-		if apierrors.IsConflict(err) {
-			return err
-		}
 		return fmt.Errorf("removing the %s annotation: %w", key, err)
 	}
 	*p = *next
