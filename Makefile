@@ -86,7 +86,7 @@ test-binaries: ## Build etcd, kube-apiserver, kube-controller-manager, kube-sche
 	hack/test-binaries.sh >/dev/null
 
 .PHONY: test-deps
-test-deps: ## Install the Debian packages the tests use as real peers (nginx, nss_wrapper, ansible, MariaDB, PostgreSQL), if missing.
+test-deps: ## Install the Debian packages the tests use as real peers (nginx, nss_wrapper, ansible, OpenSSH, MariaDB, PostgreSQL, Prometheus, chromium and the real node's), if missing (hack/test-deps.sh lists them).
 	hack/test-deps.sh
 
 .PHONY: test-unit

@@ -44,7 +44,7 @@ var (
 	// ClusterOperations counts finished installer operations.
 	ClusterOperations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kubeforge_cluster_operations_total",
-		Help: "Installer operations of KubernetesClusters that finished, by type (precheck, create, scaleup, scaledown, upgrade, reset) and result (Succeeded, Failed).",
+		Help: "Installer operations of KubernetesClusters that finished, by type (precheck, create, scale-up, scale-down, upgrade, reset) and result (Succeeded, Failed).",
 	}, []string{"type", "result"})
 
 	// ClusterOperationDuration is how long finished operations ran.
