@@ -51,6 +51,10 @@ import (
 //	a named owner (not the requester)    impersonate that user
 //	a component's podSecurity Baseline   use podsecuritylevels/baseline
 //	                                     (group kubeforge.io)
+//	a StatefulSet component's storage    get persistentvolumeclaims (any
+//	                                     name) and create pods in the
+//	                                     namespace (its controller mounts
+//	                                     any claim of the names it uses)
 //
 // On a create every one is asked; on an update every one again, unless the
 // spec changed only in fields the kind calls harmless (Harmless). And what
@@ -116,9 +120,16 @@ func (v validator[T]) check(ctx context.Context, a *asker, obj T, onlyHarmless b
 	}
 	for _, e := range validation.Exposures(spec, root) {
 		if e.Verb != "" {
+			what := e.Verb + " " + e.Resource
+			if e.Name != "" {
+				what += "/" + e.Name
+			}
+			what += " in " + a.ns
+			if e.Group != "" {
+				what += " (group " + e.Group + ")"
+			}
 			errs = append(errs, a.need(ctx, e.Path, authorizationv1.ResourceAttributes{Group: e.Group, Resource: e.Resource, Verb: e.Verb, Name: e.Name},
-				fmt.Sprintf("%s %s/%s in %s (group %s), so may not have kubeforge run pods below Pod Security's restricted level",
-					e.Verb, e.Resource, e.Name, a.ns, e.Group))...)
+				what+", "+e.Why)...)
 			continue
 		}
 		what := e.Resource

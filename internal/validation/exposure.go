@@ -40,7 +40,14 @@ import (
 //   - a PodSecurity field (appsv1alpha1) set to Baseline: pods that run
 //     as their images say, not restricted, which takes the right to "use"
 //     the level (PodSecurityLevelResource), as PodSecurityPolicies once
-//     took "use" of a policy.
+//     took "use" of a policy;
+//   - a struct whose WorkloadType field is StatefulSet and whose Storage
+//     field is set: a StatefulSet's volumes, claims its controller finds
+//     by name (data-<workload>-<ordinal>) or makes — any claim of that
+//     name, which kubeforge cannot prove it made (a claim kept from a
+//     deleted Platform, one another tenant made). Its pods may mount only
+//     what the requester could mount themselves: it takes the rights to
+//     get any claim of the namespace and to create pods there.
 
 // Exposure is one thing a spec exposes.
 type Exposure struct {
@@ -51,12 +58,44 @@ type Exposure struct {
 	// Host is an Ingress's host; Issuer a Certificate's "Kind/name";
 	// ServiceType a Service's type.
 	Host, Issuer, ServiceType string
-	Path                      *field.Path
+	// Why says, for a right (Verb), what the operator would do with it.
+	Why  string
+	Path *field.Path
 }
 
 var issuerReference = reflect.TypeFor[idev1alpha1.IssuerReference]()
 var serviceType = reflect.TypeFor[corev1.ServiceType]()
 var podSecurity = reflect.TypeFor[appsv1alpha1.PodSecurity]()
+var workloadType = reflect.TypeFor[appsv1alpha1.WorkloadType]()
+
+// statefulStorage reports whether struct v runs as a StatefulSet with
+// storage (a WorkloadType field set to StatefulSet beside a set Storage
+// field), and the Storage field's JSON name.
+func statefulStorage(v reflect.Value) (string, bool) {
+	t := v.Type()
+	var stateful bool
+	var storage string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		switch {
+		case f.Type == workloadType:
+			stateful = stateful || appsv1alpha1.WorkloadType(v.Field(i).String()) == appsv1alpha1.WorkloadStatefulSet
+		case f.Name == "Storage" && f.Type.Kind() == reflect.Pointer && !v.Field(i).IsNil():
+			storage, _ = jsonName0(f)
+		}
+	}
+	return storage, stateful && storage != ""
+}
+
+// hasWorkload: struct type t has a WorkloadType field.
+func hasWorkload(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type == workloadType {
+			return true
+		}
+	}
+	return false
+}
 
 // PodSecurityLevelGroup and PodSecurityLevelResource name the right to
 // have kubeforge run pods at a level below restricted: verb "use" on the
@@ -95,7 +134,8 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 		case podSecurity:
 			if l := appsv1alpha1.PodSecurity(v.String()); l == appsv1alpha1.PodSecurityBaseline {
 				*out = append(*out, Exposure{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource,
-					Verb: "use", Name: strings.ToLower(string(l)), Path: p})
+					Verb: "use", Name: strings.ToLower(string(l)), Path: p,
+					Why: "so may not have kubeforge run pods below Pod Security's restricted level"})
 			}
 		}
 	case reflect.Struct:
@@ -113,6 +153,13 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 			if h := v.FieldByName("Host"); h.IsValid() && h.Kind() == reflect.String {
 				*out = append(*out, Exposure{Group: "networking.k8s.io", Resource: "ingresses", Host: h.String(), Path: p.Child("host")})
 			}
+		}
+		if name, ok := statefulStorage(v); ok {
+			why := "which a StatefulSet's volumes take: its controller mounts any claim named data-<workload>-<ordinal>, " +
+				"which kubeforge cannot prove it made, so may not have kubeforge run a StatefulSet with storage"
+			*out = append(*out,
+				Exposure{Resource: "persistentvolumeclaims", Verb: "get", Why: why, Path: p.Child(name)},
+				Exposure{Resource: "pods", Verb: "create", Why: why, Path: p.Child(name)})
 		}
 		for _, f := range exposurePlan(t) {
 			fp := p
@@ -170,7 +217,7 @@ func canExpose(t reflect.Type) bool {
 		return true
 	case reflect.Struct:
 		// A recursive type still being planned can.
-		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || exposurePlans.planning(t) {
+		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || hasWorkload(t) || exposurePlans.planning(t) {
 			return true
 		}
 		return len(exposurePlans.locked(t)) > 0

@@ -27,7 +27,7 @@ import (
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 )
 
-func TestExposuresFindIngressesCertificatesAndNodePorts(t *testing.T) {
+func TestExposuresFindIngressesCertificatesNodePortsBaselineAndStatefulSetVolumes(t *testing.T) {
 	ws := idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: "ide.example.com",
 		TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "le", Kind: "ClusterIssuer"}}}}
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
@@ -35,6 +35,11 @@ func TestExposuresFindIngressesCertificatesAndNodePorts(t *testing.T) {
 			Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com"}},
 		{Name: "db", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeClusterIP}, PodSecurity: appsv1alpha1.PodSecurityBaseline},
 		{Name: "api", PodSecurity: appsv1alpha1.PodSecurityRestricted},
+		{Name: "pg", Workload: appsv1alpha1.WorkloadStatefulSet, Storage: &appsv1alpha1.ComponentStorage{}},
+		// A Deployment's claim is one the operator makes and seals; a
+		// StatefulSet without storage mounts no claim.
+		{Name: "files", Workload: appsv1alpha1.WorkloadDeployment, Storage: &appsv1alpha1.ComponentStorage{}},
+		{Name: "cache", Workload: appsv1alpha1.WorkloadStatefulSet},
 	}}
 	b := networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeNodePort}
 	got := func(v any) []string {
@@ -50,7 +55,8 @@ func TestExposuresFindIngressesCertificatesAndNodePorts(t *testing.T) {
 	}{
 		{ws, []string{"spec.ingress.host ingresses ide.example.com", "spec.ingress.tls.issuerRef certificates ClusterIssuer/le"}},
 		{p, []string{"spec.components[0].service.type services LoadBalancer", "spec.components[0].ingress.host ingresses shop.example.com",
-			"spec.components[1].podSecurity usepodsecuritylevels baseline"}},
+			"spec.components[1].podSecurity usepodsecuritylevels baseline",
+			"spec.components[3].storage getpersistentvolumeclaims ", "spec.components[3].storage createpods "}},
 		{b, []string{"spec.serviceType services NodePort"}},
 		{networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeClusterIP}, nil},
 		{clusterv1alpha1.KubernetesClusterSpec{}, nil},

@@ -91,6 +91,50 @@ var _ = Describe("Platform webhooks", func() {
 		Expect(lee.Create(suite.Ctx, platformJSON("lees", `[{"name":"root","podSecurity":"Baseline"}]`))).To(Succeed())
 	})
 
+	It("should refuse a StatefulSet with storage to a requester who may not get every claim and create pods, on create and on a spec change, but not a Deployment's volume", func() {
+		platforms := rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"platforms"}, Verbs: []string{"create", "get", "update", "patch"}}
+		stateful := `[{"name":"db","workload":"StatefulSet","storage":{"size":"1Gi"}}]`
+		ann, err := suite.Env.As(suite.Ctx, "ann", "default", platforms)
+		Expect(err).NotTo(HaveOccurred())
+		err = ann.Create(suite.Ctx, platformJSON("anns", stateful))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(HaveEach("spec.components[0].storage"))
+		Expect(err.Error()).To(ContainSubstring("ann may not get persistentvolumeclaims in default, which a StatefulSet's volumes take"))
+		Expect(err.Error()).To(ContainSubstring("ann may not create pods in default, which a StatefulSet's volumes take"))
+		// A Deployment's claim is made by the operator and sealed for this
+		// Platform: a kept claim of another is a NameConflict, not a mount.
+		Expect(ann.Create(suite.Ctx, platformJSON("anns", `[{"name":"db","storage":{"size":"1Gi"}}]`))).To(Succeed())
+
+		claims := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}}
+		pods := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}}
+		// A right to named claims only is not a right to whatever name the
+		// StatefulSet's controller mounts.
+		named, err := suite.Env.As(suite.Ctx, "nat", "default", platforms, pods,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, ResourceNames: []string{"data-nats-db-0"}, Verbs: []string{"get"}})
+		Expect(err).NotTo(HaveOccurred())
+		err = named.Create(suite.Ctx, platformJSON("nats", stateful))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.components[0].storage"))
+
+		bo, err := suite.Env.As(suite.Ctx, "bo", "default", platforms, claims, pods)
+		Expect(err).NotTo(HaveOccurred())
+		u := platformJSON("bos", stateful)
+		Expect(bo.Create(suite.Ctx, u)).To(Succeed())
+
+		By("another who may change the Platform but not mount claims changes what runs beside its volume")
+		p := &appsv1alpha1.Platform{}
+		Expect(ann.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+		err = ann.Patch(suite.Ctx, p, client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"components":[{"name":"db","workload":"StatefulSet","storage":{"size":"1Gi"},"command":["sh","-c","cat /var/lib/db/*"]}]}}`)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(HaveEach("spec.components[0].storage"))
+		By("while a change of replicas alone asks nothing")
+		Expect(ann.Patch(suite.Ctx, p, client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/spec/components/0/replicas","value":2}]`)))).To(Succeed())
+		Expect(ann.Get(suite.Ctx, client.ObjectKeyFromObject(u), p)).To(Succeed())
+		Expect(admit.Platform.Stamped(suite.Env.Proof, p)).To(BeTrue())
+	})
+
 	It("should keep a Baseline Platform's stamp when its rotate command is taken away by one without that right", func() {
 		u := platformJSON("rotated", `[{"name":"root","podSecurity":"Baseline"}]`)
 		u.SetAnnotations(map[string]string{appsv1alpha1.RotateSecretAnnotation: "session"})
