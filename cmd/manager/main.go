@@ -511,7 +511,7 @@ func main() {
 		}
 	}
 	if err := mgr.Add(admit.StampStored{Client: mgr.GetClient(), Reader: apiReader, Scheme: sch, Keys: keys,
-		Namespace: keyNamespace(ownershipKeyNamespace, leaderElectionNamespace), Kinds: stampers}); err != nil {
+		Namespace: keyNamespace(ownershipKeyNamespace, leaderElectionNamespace), KeySecret: ownershipKeyName, Kinds: stampers}); err != nil {
 		setupLog.Error(err, "Unable to add the one-time stamping of stored objects")
 		os.Exit(1)
 	}

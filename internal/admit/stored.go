@@ -58,7 +58,11 @@ const StampedBefore = "kubeforge: stored before admission stamps"
 //     kubeforge that requires stamps), it creates the record ("started",
 //     with the time) and then stamps every object of a kubeforge kind that
 //     needs an approval and carries no stamp that verifies, so that an
-//     upgrade does not stop them; after a pass without failures the record
+//     upgrade does not stop them — every one stored after the ownership
+//     key's Secret was made (by the first kubeforge that sealed, whose
+//     webhooks checked what was stored since; not one stored before, by
+//     nobody's checks, such as one made on a fresh install while its CRDs
+//     existed and its webhooks did not yet); after a pass without failures the record
 //     says "done". A pass that did not finish is taken up at the next
 //     start, for the objects created before the first began; nothing
 //     created later is ever stamped here. Kinds and namespaces the
@@ -76,6 +80,10 @@ type StampStored struct {
 	Keys   *proof.Keyring
 	// Namespace is where the record is kept: the ownership key's.
 	Namespace string
+	// KeySecret is the ownership key's Secret in Namespace
+	// (proof.DefaultSecretName when empty). Only objects stored since the
+	// API server made it are vouched for (Start).
+	KeySecret string
 	// Kinds are the kinds the manager runs (Stampers, when nil).
 	Kinds []Stamper
 }
@@ -91,6 +99,17 @@ func (s StampStored) Start(ctx context.Context) error {
 	// Only objects created before the first pass began: one stored since,
 	// while a pass did not finish, is not stamped here.
 	cutoff, once := s.claim(ctx, log, now)
+	// And only objects stored since a kubeforge that seals what it makes
+	// — and so served its webhooks — first ran here: since the API server
+	// made the ownership key, which only the operator writes. One stored
+	// before (a fresh install's, made while its CRDs existed and its
+	// webhooks did not yet) was checked by nobody.
+	var since time.Time
+	if once {
+		if since, once = s.keySince(ctx, log); !once {
+			log.Info("Not stamping stored objects: the ownership key could not be read; trying at the next start")
+		}
+	}
 	kinds := s.Kinds
 	if kinds == nil {
 		kinds = Stampers()
@@ -115,7 +134,8 @@ func (s StampStored) Start(ctx context.Context) error {
 			// An object from before stamps carries none: one with a stamp
 			// that does not verify (or what it was made over) was written
 			// since, by a client the pass does not vouch for.
-			case once && !obj.GetCreationTimestamp().After(cutoff) && obj.GetAnnotations()[StampAnnotation] == "" &&
+			case once && !obj.GetCreationTimestamp().After(cutoff) && obj.GetCreationTimestamp().After(since) &&
+				obj.GetAnnotations()[StampAnnotation] == "" &&
 				obj.GetAnnotations()[StampedOverAnnotation] == "" && st.NeedsStamp(s.Keys, obj):
 				if err := st.SignObject(s.Keys, obj, StampedBefore, now); err != nil {
 					return err
@@ -173,6 +193,22 @@ func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) 
 		return time.Time{}, false
 	}
 	return now, true
+}
+
+// keySince is when the API server made the ownership key's Secret
+// (second resolution: an object of the same second is not after it).
+func (s StampStored) keySince(ctx context.Context, log logr.Logger) (time.Time, bool) {
+	name := s.KeySecret
+	if name == "" {
+		name = proof.DefaultSecretName
+	}
+	key := &metav1.PartialObjectMetadata{}
+	key.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := s.Reader.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, key); err != nil {
+		log.Error(err, "Reading when the ownership key was made", "secret", s.Namespace+"/"+name)
+		return time.Time{}, false
+	}
+	return key.CreationTimestamp.Time, true
 }
 
 // finish records that the one-time stamping is done.

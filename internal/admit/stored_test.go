@@ -16,14 +16,17 @@ package admit_test
 
 import (
 	"strconv"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
+	"github.com/kubeforge/kubeforge/internal/proof"
 )
 
 // In this suite no webhook stamps anything: every object is stored as a
@@ -76,5 +79,22 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 		stamp()
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(after), after)).To(Succeed())
 		Expect(after.Annotations).NotTo(HaveKey(admit.StampAnnotation))
+	})
+
+	It("vouches for nothing stored before the ownership key was made: a fresh install's object from before its webhooks", func() {
+		early := namingSecret("stored-before-the-key")
+		// creationTimestamp counts in seconds: the key a second later.
+		time.Sleep(1100 * time.Millisecond)
+		Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-public", Name: proof.DefaultSecretName}})).To(Succeed())
+		time.Sleep(1100 * time.Millisecond)
+		since := namingSecret("stored-since-the-key")
+		Expect(admit.StampStored{Client: env.Client, Reader: env.Client, Scheme: env.Scheme, Keys: env.Proof, Namespace: "kube-public"}.
+			Start(ctx)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(early), early)).To(Succeed())
+		Expect(early.Annotations).NotTo(HaveKey(admit.StampAnnotation))
+		_, err := admit.Prepare(admit.PodSet, env.Proof, early)
+		Expect(err).To(HaveOccurred(), "NotAdmitted until readmitted")
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(since), since)).To(Succeed())
+		Expect(admit.PodSet.Stamped(env.Proof, since)).To(BeTrue(), "stored while a sealing kubeforge's webhooks ran")
 	})
 })
