@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -68,9 +69,14 @@ func ImpersonatingClients(cfg *rest.Config, opts client.Options) func(*User) (cl
 // by name, UID and groups, as the TokenReview described them.
 //
 // Extra fields are not sent: RBAC cannot grant impersonating every extra
-// key short of every resource. That never widens access: the call was
-// first allowed by a SubjectAccessReview with the caller's extras
-// (Auth.Authorize), and the write must then also be allowed without them.
+// key short of every resource. The call was first allowed by a
+// SubjectAccessReview with the caller's extras (Auth.Authorize), and the
+// write must then also be allowed without them; but admission's access
+// checks of what the write names (a Secret, a claim) are then asked
+// without them too. So a caller whose credential carries extras an
+// authoriser may narrow rights by (scopes) is refused (asCaller): only
+// Kubernetes' own (authentication.kubernetes.io/…: the pod or node a
+// token is bound to, the credential's ID), which RBAC does not read, go.
 func (u *User) impersonation() rest.ImpersonationConfig {
 	if strings.HasPrefix(u.Name, "system:serviceaccount:") {
 		return rest.ImpersonationConfig{UserName: u.Name}
@@ -84,6 +90,11 @@ func (s *Server) asCaller(ctx context.Context) (client.Client, error) {
 	if u == nil {
 		return nil, ErrUnauthenticated
 	}
+	if k := extraNotCarried(u); k != "" {
+		return nil, newError(403, "ExtraNotCarried", "kubeforge's API writes as its callers by impersonation, which cannot carry "+
+			"the extra field %q of your credential (it may narrow your rights, and what the write names would be checked without it); "+
+			"call with a credential without it", k)
+	}
 	if s.ClientFor == nil {
 		return nil, errors.New("the API server has no ClientFor: it cannot act as its callers")
 	}
@@ -92,6 +103,26 @@ func (s *Server) asCaller(ctx context.Context) (client.Client, error) {
 		return nil, fmt.Errorf("acting as %s: %w", u.Name, err)
 	}
 	return c, nil
+}
+
+// kubernetesExtra is the prefix of the extra fields Kubernetes itself
+// sets (a bound token's pod and node, a credential's ID).
+const kubernetesExtra = "authentication.kubernetes.io/"
+
+// extraNotCarried is the first extra field of u, in order, that is not
+// Kubernetes' own ("" when none).
+func extraNotCarried(u *User) string {
+	var keys []string
+	for k := range u.Extra {
+		if !strings.HasPrefix(k, kubernetesExtra) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	slices.Sort(keys)
+	return keys[0]
 }
 
 // callerError marks an error the API server gave a request made as the
