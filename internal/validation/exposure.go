@@ -68,33 +68,41 @@ var serviceType = reflect.TypeFor[corev1.ServiceType]()
 var podSecurity = reflect.TypeFor[appsv1alpha1.PodSecurity]()
 var workloadType = reflect.TypeFor[appsv1alpha1.WorkloadType]()
 
-// statefulStorage reports whether struct v runs as a StatefulSet with
-// storage (a WorkloadType field set to StatefulSet beside a set Storage
-// field), and the Storage field's JSON name.
-func statefulStorage(v reflect.Value) (string, bool) {
-	t := v.Type()
-	var stateful bool
-	var storage string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		switch {
-		case f.Type == workloadType:
-			stateful = stateful || appsv1alpha1.WorkloadType(v.Field(i).String()) == appsv1alpha1.WorkloadStatefulSet
-		case f.Name == "Storage" && f.Type.Kind() == reflect.Pointer && !v.Field(i).IsNil():
-			storage, _ = jsonName0(f)
-		}
-	}
-	return storage, stateful && storage != ""
+// statefulPlan is where a struct type holds what makes it a StatefulSet
+// with storage: its WorkloadType field and its Storage pointer (ok when it
+// has both), and the Storage field's JSON name.
+type statefulPlan struct {
+	workload, storage int
+	name              string
+	ok                bool
 }
 
-// hasWorkload: struct type t has a WorkloadType field.
-func hasWorkload(t reflect.Type) bool {
+// statefulPlans are, per struct type, its statefulPlan: the fields are
+// looked up once per type, not on every walk.
+var statefulPlans = &typePlans[statefulPlan]{makePlan: func(t reflect.Type) statefulPlan {
+	p := statefulPlan{workload: -1, storage: -1}
 	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Type == workloadType {
-			return true
+		switch f := t.Field(i); {
+		case f.Type == workloadType && p.workload < 0:
+			p.workload = i
+		case f.Name == "Storage" && f.Type.Kind() == reflect.Pointer:
+			p.storage = i
+			p.name, _ = jsonName0(f)
 		}
 	}
-	return false
+	p.ok = p.workload >= 0 && p.storage >= 0 && p.name != ""
+	return p
+}}
+
+// statefulStorage reports whether struct v runs as a StatefulSet with
+// storage (its WorkloadType field set to StatefulSet, its Storage field
+// set), and the Storage field's JSON name.
+func statefulStorage(v reflect.Value) (string, bool) {
+	p := statefulPlans.of(v.Type())
+	if !p.ok || appsv1alpha1.WorkloadType(v.Field(p.workload).String()) != appsv1alpha1.WorkloadStatefulSet || v.Field(p.storage).IsNil() {
+		return "", false
+	}
+	return p.name, true
 }
 
 // PodSecurityLevelGroup and PodSecurityLevelResource name the right to
@@ -217,7 +225,7 @@ func canExpose(t reflect.Type) bool {
 		return true
 	case reflect.Struct:
 		// A recursive type still being planned can.
-		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || hasWorkload(t) || exposurePlans.planning(t) {
+		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.of(t).ok || exposurePlans.planning(t) {
 			return true
 		}
 		return len(exposurePlans.locked(t)) > 0
