@@ -341,6 +341,24 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		refusedAt(mallory.Create(ctx, ps), "spec.template.spec.volumes[0].persistentVolumeClaim.claimName")
 	})
 
+	It("creates a Platform whose StatefulSet would mount the volume a deleted Platform kept (data-shop-db-0): refused", func() {
+		kept := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-shop-db-0", Namespace: tenancyNS},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, kept))).To(Succeed())
+		shop := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: tenancyNS},
+			Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
+				Name: "db", Image: echoImage, Workload: appsv1alpha1.WorkloadStatefulSet, Command: []string{"sh", "-c", "cat /var/lib/db/*"},
+				Storage: &appsv1alpha1.ComponentStorage{Size: resource.MustParse("1Gi")}}}}}
+		err := mallory.Create(ctx, shop)
+		if err == nil {
+			_ = k8sClient.Delete(ctx, shop)
+		}
+		refusedAt(err, "spec.components[0].storage")
+		Expect(err.Error()).To(ContainSubstring("may not create pods in " + tenancyNS))
+		Expect(k8sClient.Delete(ctx, kept)).To(Succeed())
+	})
+
 	It("runs as a ServiceAccount, or mounts a Secret through a CSI volume: refused", func() {
 		refusedAt(mallory.Create(ctx, tenantPodSet("as-robot", func(s *corev1.PodSpec) { s.ServiceAccountName = "alice-robot" })),
 			"spec.template.spec.serviceAccountName")
