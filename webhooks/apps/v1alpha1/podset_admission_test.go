@@ -244,7 +244,12 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		By("the validating webhook configuration taken away, the mutating one left")
 		takeAwayWebhookConfigurations("ValidatingWebhookConfiguration", func() bool {
 			// Back before the next spec: quinn's reference refused again.
-			return apierrors.IsInvalid(quinn.Create(suite.Ctx, namingToken("quinn-after")))
+			// A new name each try: a try admitted before the API server
+			// has seen the configuration stays stored.
+			u := namingToken("")
+			u.SetName("")
+			u.SetGenerateName("quinn-after-")
+			return apierrors.IsInvalid(quinn.Create(suite.Ctx, u))
 		})
 
 		By("quinn, who may not get api-token, stores a PodSet naming it: no stamp, and the reconciler refuses it")
@@ -291,7 +296,12 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		By("the mutating webhook configuration taken away, the validating one left")
 		takeAwayWebhookConfigurations("MutatingWebhookConfiguration", func() bool {
 			// Back before the next spec: what is created is stamped again.
-			u := podSetJSON("nia-after", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+			// A new name each try: one stored unstamped before the API
+			// server has seen the configuration would otherwise make
+			// every later try AlreadyExists.
+			u := podSetJSON("", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+			u.SetName("")
+			u.SetGenerateName("nia-after-")
 			if err := suite.Client.Create(suite.Ctx, u); err != nil {
 				return false
 			}
