@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
 )
@@ -439,6 +440,62 @@ var _ = Describe("Engine", func() {
 			Expect(engine.SyncFinalizer(ctx, env.Client, read, f, false)).To(Succeed(), "the next pass, on what is there now")
 			Expect(finalizers()).To(Equal([]string{theirs}))
 			write()
+		})
+
+		It("should remove no finalizer from an object made anew under the name since the one it read, and wait", func() {
+			const f = "kubeforge.io/test"
+			o := newOwner("finalized-anew")
+			Expect(engine.SyncFinalizer(ctx, env.Client, o, f, true)).To(Succeed())
+			read := o.DeepCopy()
+			By("the object read let go by another writer and deleted, and one made anew with the finalizer at the same index")
+			o.Finalizers = nil
+			Expect(env.Client.Update(ctx, o)).To(Succeed())
+			Expect(env.Client.Delete(ctx, o)).To(Succeed())
+			anew := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace, Finalizers: []string{f}}}
+			Expect(env.Client.Create(ctx, anew)).To(Succeed())
+			Expect(anew.UID).NotTo(Equal(read.UID))
+
+			err := engine.SyncFinalizer(ctx, env.Client, read, f, false)
+			Expect(engine.Waiting(err)).To(BeTrue(), "a wait for the next pass, not a failure: %v", err)
+			live := &corev1.ConfigMap{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(anew), live)).To(Succeed())
+			Expect(live.Finalizers).To(ConsistOf(f), "the new object's finalizer is its own")
+			Expect(engine.SyncFinalizer(ctx, env.Client, live, f, false)).To(Succeed(), "the next pass, on what is there now")
+		})
+	})
+
+	Context("When writing status", func() {
+		It("should write what it computed onto the object it read, and nothing onto one made anew under the name since", func() {
+			b := &networkingv1alpha1.Balancer{
+				ObjectMeta: metav1.ObjectMeta{Name: "status-anew", Namespace: "default"},
+				Spec: networkingv1alpha1.BalancerSpec{
+					Selector: map[string]string{"app": "x"},
+					Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
+					Backends: []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: new(int32(1)), Selector: map[string]string{"version": "v1"}}},
+				},
+			}
+			Expect(env.Client.Create(ctx, b.DeepCopy())).To(Succeed())
+			read := &networkingv1alpha1.Balancer{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(b), read)).To(Succeed())
+			computed := read.DeepCopy()
+			computed.Status.Selector = "from the object read"
+			wrote, err := engine.PatchStatus(ctx, env.Client, read, computed.DeepCopy())
+			Expect(err).NotTo(HaveOccurred())
+			Expect(wrote).To(BeTrue())
+			live := &networkingv1alpha1.Balancer{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(b), live)).To(Succeed())
+			Expect(live.Status.Selector).To(Equal("from the object read"))
+
+			By("the object read deleted and one made anew under its name")
+			Expect(env.Client.Delete(ctx, live)).To(Succeed())
+			Expect(env.Client.Create(ctx, b.DeepCopy())).To(Succeed())
+			computed.Status.Selector = "stale"
+			wrote, err = engine.PatchStatus(ctx, env.Client, read, computed)
+			Expect(err).NotTo(HaveOccurred(), "nothing left to report on is no failure")
+			Expect(wrote).To(BeFalse())
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(b), live)).To(Succeed())
+			Expect(live.UID).NotTo(Equal(read.UID))
+			Expect(live.Status.Selector).To(BeEmpty(), "the new object's status is not the old one's")
 		})
 	})
 })

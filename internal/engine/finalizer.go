@@ -61,7 +61,7 @@ func SyncFinalizer(ctx context.Context, c client.Client, obj client.Object, fina
 	} else {
 		verb = "removing"
 		var err error
-		if patch, err = removal(obj.GetFinalizers(), finalizer); err != nil {
+		if patch, err = removal(obj.GetUID(), obj.GetFinalizers(), finalizer); err != nil {
 			return fmt.Errorf("%s the finalizer %s: %w", verb, finalizer, err)
 		}
 		controllerutil.RemoveFinalizer(written, finalizer)
@@ -96,14 +96,18 @@ func patchDidNotApply(err error) bool {
 	return d == nil || d.Kind == "" && len(d.Causes) == 0
 }
 
-// removal is the JSON patch that removes finalizer from an object whose
-// finalizers were read as list: at each index that holds it, from the
-// last (so the earlier indexes stay where they were), a test that the
-// index still holds it, then its removal. What is appended since stays;
-// a list changed before one of those indexes fails its test, and the API
-// server refuses the whole patch.
-func removal(list []string, finalizer string) (client.Patch, error) {
+// removal is the JSON patch that removes finalizer from the object of
+// uid whose finalizers were read as list: a test of the UID (another
+// object made under the name since keeps its own), then at each index
+// that holds it, from the last (so the earlier indexes stay where they
+// were), a test that the index still holds it, then its removal. What is
+// appended since stays; a list changed before one of those indexes fails
+// its test, and the API server refuses the whole patch.
+func removal(uid types.UID, list []string, finalizer string) (client.Patch, error) {
 	var ops []jsonpatch.Operation
+	if uid != "" {
+		ops = append(ops, jsonpatch.NewOperation("test", "/metadata/uid", string(uid)))
+	}
 	for i := len(list) - 1; i >= 0; i-- {
 		if list[i] != finalizer {
 			continue

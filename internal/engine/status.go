@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"gomodules.xyz/jsonpatch/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -128,45 +129,43 @@ func patchStatus(ctx context.Context, c client.Client, before, obj client.Object
 	if err != nil {
 		return false, err
 	}
-	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil // deleted meanwhile: nothing left to report on
+	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) || patchDidNotApply(err) {
+			// Deleted meanwhile, or deleted and another made under its
+			// name (the UID's test failed), which has its own reconcile:
+			// nothing left to report on.
+			return false, nil
 		}
 		return false, fmt.Errorf("patching status: %w", err)
 	}
 	return true, nil
 }
 
-// statusPatch is a JSON merge patch that writes obj's whole status: every
-// field of it, even one whose value did not change (a counter that stays 0
-// is still written once, so `kubectl get` columns show 0 rather than
-// nothing), and null for each field that before had and obj has dropped.
+// statusPatch is a JSON patch that writes obj's whole status: every field
+// of it, even one whose value did not change (a counter that stays 0 is
+// still written once, so `kubectl get` columns show 0 rather than
+// nothing), and none that obj has dropped. It first tests the UID that
+// before was read with, so that it is only ever the status of the object
+// that was read: another made under its name since refuses it. (A merge
+// patch's metadata.uid would not do: the status subresource keeps the
+// stored object's metadata and drops the patch's.) With lock, it also
+// holds the write to before's resourceVersion (a Conflict otherwise).
 func statusPatch(before, obj client.Object, lock bool) ([]byte, error) {
-	diff, err := client.MergeFrom(before).Data(obj)
-	if err != nil {
-		return nil, fmt.Errorf("computing status patch: %w", err)
-	}
-	var patch map[string]any
-	if err := json.Unmarshal(diff, &patch); err != nil {
-		return nil, fmt.Errorf("reading status patch: %w", err)
-	}
 	full, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, fmt.Errorf("converting %T: %w", obj, err)
 	}
 	status, _ := full["status"].(map[string]any)
-	changed, _ := patch["status"].(map[string]any)
-	if changed == nil {
-		changed = map[string]any{}
+	if status == nil {
+		status = map[string]any{}
 	}
-	for k, v := range status {
-		if _, ok := changed[k]; !ok {
-			changed[k] = v
-		}
+	var ops []jsonpatch.Operation
+	if uid := before.GetUID(); uid != "" {
+		ops = append(ops, jsonpatch.NewOperation("test", "/metadata/uid", string(uid)))
 	}
-	out := map[string]any{"status": changed}
 	if lock {
-		out["metadata"] = map[string]any{"resourceVersion": before.GetResourceVersion()}
+		ops = append(ops, jsonpatch.NewOperation("replace", "/metadata/resourceVersion", before.GetResourceVersion()))
 	}
-	return json.Marshal(out)
+	ops = append(ops, jsonpatch.NewOperation("add", "/status", status))
+	return json.Marshal(ops)
 }

@@ -16,13 +16,40 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 )
 
+// applyStatusPatch applies a status patch to the object before was read as.
+func applyStatusPatch(t *testing.T, before client.Object, raw []byte) map[string]any {
+	t.Helper()
+	doc, err := json.Marshal(before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		t.Fatalf("patch %s: %v", raw, err)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		t.Fatalf("patch %s does not apply to what was read: %v", raw, err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestStatusPatchWritesZerosAndDropsRemovedFields(t *testing.T) {
 	before := &networkingv1alpha1.Balancer{}
+	before.UID = "read-uid"
 	before.Status.Selector = "old"
 	before.Status.Backends = []networkingv1alpha1.BalancerBackendStatus{{Name: "a", Weight: 1}}
 	obj := before.DeepCopy()
@@ -34,38 +61,54 @@ func TestStatusPatchWritesZerosAndDropsRemovedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var patch struct {
-		Status map[string]any `json:"status"`
-	}
-	if err := json.Unmarshal(raw, &patch); err != nil {
-		t.Fatal(err)
-	}
-	if v, ok := patch.Status["obsoleteBackends"]; !ok || v != float64(0) {
+	status, _ := applyStatusPatch(t, before, raw)["status"].(map[string]any)
+	if v, ok := status["obsoleteBackends"]; !ok || v != float64(0) {
 		t.Errorf("a counter that stays 0 must be written: %s", raw)
 	}
-	if patch.Status["selector"] != "new" {
+	if status["selector"] != "new" {
 		t.Errorf("selector not written: %s", raw)
 	}
-	if v, ok := patch.Status["backends"]; !ok || v != nil {
-		t.Errorf("a dropped field must be set to null: %s", raw)
+	if _, ok := status["backends"]; ok {
+		t.Errorf("a dropped field must be gone: %s", raw)
 	}
 }
 
-func TestStatusPatchWithALockCarriesTheResourceVersion(t *testing.T) {
+func TestStatusPatchTestsTheUIDReadAndWithALockHoldsTheResourceVersion(t *testing.T) {
 	before := &networkingv1alpha1.Balancer{}
 	before.ResourceVersion = "42"
+	before.UID = "read-uid"
 	obj := before.DeepCopy()
 	obj.Status.Selector = "x"
-	raw, err := statusPatch(before, obj, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var patch struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(raw, &patch); err != nil || patch.Metadata.ResourceVersion != "42" {
-		t.Fatalf("patch %s: want metadata.resourceVersion 42", raw)
+	for _, lock := range []bool{false, true} {
+		raw, err := statusPatch(before, obj, lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops []struct {
+			Op, Path string
+			Value    any
+		}
+		if err := json.Unmarshal(raw, &ops); err != nil {
+			t.Fatal(err)
+		}
+		if len(ops) == 0 || ops[0].Op != "test" || ops[0].Path != "/metadata/uid" || ops[0].Value != "read-uid" {
+			t.Errorf("lock %v: patch %s must first test metadata.uid read-uid", lock, raw)
+		}
+		holds := slices.ContainsFunc(ops, func(o struct {
+			Op, Path string
+			Value    any
+		}) bool {
+			return o.Path == "/metadata/resourceVersion" && o.Value == "42"
+		})
+		if holds != lock {
+			t.Errorf("lock %v: patch %s holds the resourceVersion: %v", lock, raw, holds)
+		}
+		anew := before.DeepCopy()
+		anew.UID = "another"
+		doc, _ := json.Marshal(anew)
+		p, _ := jsonpatch.DecodePatch(raw)
+		if _, err := p.Apply(doc); err == nil {
+			t.Errorf("lock %v: patch %s applies to another object made under the name", lock, raw)
+		}
 	}
 }
