@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -194,7 +195,16 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 
 	if _, err := r.Engine.Apply(ctx, kc, StaticObjects(kc)); err != nil {
 		o.applyErr = err
-		return o, fmt.Errorf("applying the installer's ServiceAccount, Role and kubeconfig Secret: %w", err)
+		if engine.IsConflict(err) {
+			// A Secret under one of the names the installer's Role grants
+			// is not this cluster's: take the grant back if an earlier
+			// pass made it, so that the installer's ServiceAccount never
+			// holds rights on someone else's Secret.
+			if rerr := r.revokeGrant(ctx, kc); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+		return o, fmt.Errorf("applying the installer's kubeconfig Secret, ServiceAccount and Role: %w", err)
 	}
 
 	// 1. Follow the running operation.
@@ -250,7 +260,9 @@ func (r *Reconciler) reconcile(ctx context.Context, kc *clusterv1alpha1.Kubernet
 	if err != nil {
 		return o, err
 	}
-	objs = append(objs, CallbackSecret(kc, op, token, r.CallbackURL, apiCA))
+	// The callback Secret before the Job that mounts it: after an object
+	// under its name that is not ours, the engine applies nothing more.
+	objs = append([]client.Object{CallbackSecret(kc, op, token, r.CallbackURL, apiCA)}, objs...)
 	log.Info("Starting operation", "operation", op.ID, "job", op.JobName)
 	// The Job first, the status after: a crash in between finds the Job
 	// under the same name on the next reconcile, never starts a second.
@@ -345,17 +357,38 @@ func (r *Reconciler) checkSSHSecret(ctx context.Context, kc *clusterv1alpha1.Kub
 	return nil
 }
 
+// revokeGrant deletes the installer's RoleBinding and Role, where this
+// cluster made them.
+func (r *Reconciler) revokeGrant(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) error {
+	grant := map[string]bool{"RoleBinding/" + InstallerName(kc): true, "Role/" + InstallerName(kc): true}
+	_, err := r.Engine.DeleteOwned(ctx, kc, []client.Object{&rbacv1.RoleBinding{}, &rbacv1.Role{}},
+		client.MatchingLabels{clusterv1alpha1.ClusterLabel: kc.Name},
+		func(_ client.Object, key string) bool { return grant[key] })
+	if err != nil {
+		return fmt.Errorf("taking back the installer's Role: %w", err)
+	}
+	return nil
+}
+
 // cleanHistory deletes the Jobs, ConfigMaps and Secrets of operations
-// that fell out of status.operations.
+// that fell out of status.operations. What is kept is told by name, which
+// nobody can change, never by the operation label, which anyone who may
+// update the object can: a label copied onto the kubeconfig Secret or the
+// running Job must not get them deleted.
 func (r *Reconciler) cleanHistory(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster) error {
-	keep := map[string]bool{}
+	keep := map[string]bool{
+		"Secret/" + clusterv1alpha1.KubeconfigSecretName(kc): true,
+		"Secret/" + KnownHostsSecretName(kc):                 true,
+	}
 	for _, op := range kc.Status.Operations {
-		keep[op.ID] = true
+		keep["Job/"+op.JobName] = true
+		keep["ConfigMap/"+op.JobName] = true
+		keep["Secret/"+clusterv1alpha1.CallbackSecretName(kc, op.ID)] = true
 	}
 	_, err := r.Engine.DeleteOwned(ctx, kc, historyTypes, client.MatchingLabels{clusterv1alpha1.ClusterLabel: kc.Name},
-		func(obj client.Object, _ string) bool {
-			id, ok := obj.GetLabels()[clusterv1alpha1.OperationLabel]
-			return ok && !keep[id]
+		func(obj client.Object, key string) bool {
+			_, ok := obj.GetLabels()[clusterv1alpha1.OperationLabel]
+			return ok && !keep[key]
 		})
 	if err != nil {
 		return fmt.Errorf("deleting the objects of old operations: %w", err)

@@ -463,5 +463,48 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(suite.Client.Get(suite.Ctx, key("mine-kubeconfig"), got)).To(Succeed())
 		Expect(got.ResourceVersion).To(Equal(mine.ResourceVersion), "not written")
 		Expect(got.OwnerReferences).To(BeEmpty())
+		By("no Role grants the installer the user's Secret, and no binding")
+		Expect(apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("mine-installer"), &rbacv1.Role{}))).To(BeTrue())
+		Expect(apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("mine-installer"), &rbacv1.RoleBinding{}))).To(BeTrue())
+	})
+
+	It("should take back the installer's Role when a Secret under its kubeconfig Secret's name is someone else's, and delete nothing for an operation label copied onto what it keeps", func() {
+		newCluster("relabel", "10.0.0.22")
+		job := waitJob("relabel-precheck-1")
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("relabel-installer"), &rbacv1.RoleBinding{}) }).Should(Succeed())
+
+		By("an old operation's label copied onto the kubeconfig Secret and the running Job")
+		for name, o := range map[string]client.Object{"relabel-kubeconfig": &corev1.Secret{}, job.Name: &batchv1.Job{}} {
+			Expect(suite.Client.Get(suite.Ctx, key(name), o)).To(Succeed())
+			o.GetLabels()[clusterv1alpha1.OperationLabel] = "create-99"
+			Expect(suite.Client.Update(suite.Ctx, o)).To(Succeed())
+		}
+		Consistently(func() error {
+			if err := suite.Client.Get(suite.Ctx, key("relabel-kubeconfig"), &corev1.Secret{}); err != nil {
+				return err
+			}
+			return suite.Client.Get(suite.Ctx, key(job.Name), &batchv1.Job{})
+		}, "2s").Should(Succeed())
+
+		By("its kubeconfig Secret deleted and a user's made under the name")
+		users := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "relabel-kubeconfig", Namespace: "default"},
+			Data: map[string][]byte{"admin.conf": []byte("the user's own")}}
+		Eventually(func() error {
+			s := &corev1.Secret{}
+			if err := suite.Client.Get(suite.Ctx, key(users.Name), s); err == nil && string(s.Data["admin.conf"]) != "the user's own" {
+				_ = suite.Client.Delete(suite.Ctx, s, client.Preconditions{UID: &s.UID})
+			}
+			return suite.Client.Create(suite.Ctx, users.DeepCopy())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getCluster("relabel")(g).Status.Conditions, conditions.Degraded)
+		}).Should(HaveField("Reason", conditions.ReasonNameConflict))
+		Eventually(func() bool {
+			return apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("relabel-installer"), &rbacv1.RoleBinding{})) &&
+				apierrors.IsNotFound(suite.Client.Get(suite.Ctx, key("relabel-installer"), &rbacv1.Role{}))
+		}).Should(BeTrue(), "the installer's Role and binding taken back")
+		got := &corev1.Secret{}
+		Expect(suite.Client.Get(suite.Ctx, key(users.Name), got)).To(Succeed())
+		Expect(string(got.Data["admin.conf"])).To(Equal("the user's own"))
 	})
 })

@@ -74,13 +74,27 @@ func meta(kc *clusterv1alpha1.KubernetesCluster, name string) metav1.ObjectMeta 
 	return metav1.ObjectMeta{Name: name, Namespace: kc.Namespace, Labels: labels}
 }
 
-// StaticObjects are the objects every cluster has: the installer's
-// ServiceAccount, a Role that lets it write the kubeconfig and known-hosts
-// Secrets and nothing else, their binding, and those Secrets (empty until
-// an installer fills them; kubeforge never writes their data).
+// StaticObjects are the objects every cluster has: the kubeconfig and
+// known-hosts Secrets (empty until an installer fills them; kubeforge
+// never writes their data), then the installer's ServiceAccount, a Role
+// that lets it write those two Secrets and nothing else, and their
+// binding. The Secrets come first: the Role grants them by name, so it
+// may only be applied once both are proven this cluster's — after one
+// that is not (someone's own Secret under the name), the engine applies
+// nothing more, and the reconciler takes the grant back (RevokeGrant).
 func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
 	name := InstallerName(kc)
 	return []client.Object{
+		&corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: meta(kc, clusterv1alpha1.KubeconfigSecretName(kc)),
+			Type:       corev1.SecretTypeOpaque,
+		},
+		&corev1.Secret{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: meta(kc, KnownHostsSecretName(kc)),
+			Type:       corev1.SecretTypeOpaque,
+		},
 		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(kc, name)},
 		&rbacv1.Role{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
@@ -95,16 +109,6 @@ func StaticObjects(kc *clusterv1alpha1.KubernetesCluster) []client.Object {
 			ObjectMeta: meta(kc, name),
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: kc.Namespace}},
-		},
-		&corev1.Secret{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-			ObjectMeta: meta(kc, clusterv1alpha1.KubeconfigSecretName(kc)),
-			Type:       corev1.SecretTypeOpaque,
-		},
-		&corev1.Secret{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-			ObjectMeta: meta(kc, KnownHostsSecretName(kc)),
-			Type:       corev1.SecretTypeOpaque,
 		},
 	}
 }
