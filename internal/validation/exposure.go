@@ -15,7 +15,9 @@
 package validation
 
 import (
+	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -23,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 )
 
@@ -47,7 +50,12 @@ import (
 //     name, which kubeforge cannot prove it made (a claim kept from a
 //     deleted Platform, one another tenant made). Its pods may mount only
 //     what the requester could mount themselves: it takes the rights to
-//     get any claim of the namespace and to create pods there.
+//     get any claim of the namespace and to create pods there;
+//   - an InstallerVariables (clusterv1alpha1) variable that is not plain
+//     (PlainInstallerVariable): the installer's playbooks run commands,
+//     include files and delegate to hosts that their variables name —
+//     code in the installer's Pod. Such a variable takes the right to
+//     create pods in the namespace, which runs any code anyway.
 
 // Exposure is one thing a spec exposes.
 type Exposure struct {
@@ -67,6 +75,27 @@ var issuerReference = reflect.TypeFor[idev1alpha1.IssuerReference]()
 var serviceType = reflect.TypeFor[corev1.ServiceType]()
 var podSecurity = reflect.TypeFor[appsv1alpha1.PodSecurity]()
 var workloadType = reflect.TypeFor[appsv1alpha1.WorkloadType]()
+var installerVariables = reflect.TypeFor[clusterv1alpha1.InstallerVariables]()
+
+// PlainInstallerVariables are the installer variables that are data to
+// kubespray and kubeforge's own playbooks — a choice among built-in
+// alternatives, a number, a switch — never a command, a file, a URL or a
+// host: with a plain value (plainInstallerValue) anyone who may create
+// the cluster may set them.
+var PlainInstallerVariables = []string{
+	"container_manager", "kube_proxy_mode", "kube_proxy_strict_arp", "dns_mode", "enable_nodelocaldns",
+	"etcd_deployment_type", "kubelet_max_pods", "kube_network_node_prefix", "auto_renew_certificates",
+	"minimal_master_memory_mb", "minimal_node_memory_mb", "kubeforge_min_disk_gb", "kubeforge_max_clock_skew_seconds",
+}
+
+// plainInstallerValue is a plain variable's value: one word, no path.
+var plainInstallerValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// PlainInstallerVariable reports whether the installer variable name,
+// set to value, is plain: one of PlainInstallerVariables, with a plain value.
+func PlainInstallerVariable(name, value string) bool {
+	return slices.Contains(PlainInstallerVariables, name) && plainInstallerValue.MatchString(value)
+}
 
 // statefulPlan is where a struct type holds what makes it a StatefulSet
 // with storage: its WorkloadType field and its Storage pointer (ok when it
@@ -132,6 +161,18 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
 			exposures(v.Index(i), p.Index(i), out)
+		}
+	case reflect.Map:
+		if v.Type() != installerVariables {
+			return
+		}
+		vars := v.Interface().(clusterv1alpha1.InstallerVariables)
+		for _, name := range slices.Sorted(maps.Keys(vars)) {
+			if !PlainInstallerVariable(name, vars[name]) {
+				*out = append(*out, Exposure{Resource: "pods", Verb: "create", Path: p.Key(name),
+					Why: "which an installer variable that is not a plain setting takes: the installer's playbooks run what their variables name, " +
+						"so may not set it (plain: " + strings.Join(PlainInstallerVariables, ", ") + ", each to one word)"})
+			}
 		}
 	case reflect.String:
 		switch v.Type() {
@@ -219,6 +260,8 @@ func canExpose(t reflect.Type) bool {
 		t = t.Elem()
 	}
 	switch t.Kind() {
+	case reflect.Map:
+		return t == installerVariables
 	case reflect.String:
 		return t == serviceType || t == podSecurity
 	case reflect.Interface:

@@ -27,7 +27,7 @@ import (
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 )
 
-func TestExposuresFindIngressesCertificatesNodePortsBaselineAndStatefulSetVolumes(t *testing.T) {
+func TestExposuresFindIngressesCertificatesNodePortsBaselineStatefulSetVolumesAndInstallerVariablesThatAreNotPlain(t *testing.T) {
 	ws := idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: "ide.example.com",
 		TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "le", Kind: "ClusterIssuer"}}}}
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
@@ -42,6 +42,12 @@ func TestExposuresFindIngressesCertificatesNodePortsBaselineAndStatefulSetVolume
 		{Name: "cache", Workload: appsv1alpha1.WorkloadStatefulSet},
 	}}
 	b := networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeNodePort}
+	kc := clusterv1alpha1.KubernetesClusterSpec{Installer: clusterv1alpha1.Installer{ExtraVars: clusterv1alpha1.InstallerVariables{
+		"container_manager": "containerd", "minimal_node_memory_mb": "512", // plain
+		"image_pull_command_on_localhost": "python3 -c x", // a command
+		"download_localhost":              "true",         // not on the list, though a word
+		"dns_mode":                        "../x",         // on the list, not one word
+	}}}
 	got := func(v any) []string {
 		var out []string
 		for _, e := range Exposures(v, field.NewPath("spec")) {
@@ -60,6 +66,8 @@ func TestExposuresFindIngressesCertificatesNodePortsBaselineAndStatefulSetVolume
 		{b, []string{"spec.serviceType services NodePort"}},
 		{networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeClusterIP}, nil},
 		{clusterv1alpha1.KubernetesClusterSpec{}, nil},
+		{kc, []string{"spec.installer.extraVars[dns_mode] createpods ", "spec.installer.extraVars[download_localhost] createpods ",
+			"spec.installer.extraVars[image_pull_command_on_localhost] createpods "}},
 	} {
 		if g := got(tc.spec); !reflect.DeepEqual(g, tc.want) {
 			t.Errorf("Exposures(%T) = %q, want %q", tc.spec, g, tc.want)

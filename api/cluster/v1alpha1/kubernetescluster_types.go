@@ -87,6 +87,10 @@ type SSHSecretReference struct {
 	User string `json:"user,omitempty"`
 }
 
+// InstallerVariables are inventory variables for the installer's
+// playbooks, by name.
+type InstallerVariables map[string]string
+
 // Installer is how operations run.
 type Installer struct {
 	// image of the installer (kubespray-style: ansible playbooks over SSH).
@@ -98,9 +102,14 @@ type Installer struct {
 	// (activeDeadlineSeconds) and the operation fails. Defaults to 60m.
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
-	// extraVars are passed to the playbooks as inventory variables.
+	// extraVars are passed to the playbooks as inventory variables, as
+	// text (never templated). A plain setting (a name on kubeforge's list
+	// of data-only settings, with a value of letters, digits, '.', '_'
+	// and '-') is anyone's to set; any other variable takes the right to
+	// create pods in the namespace, since a playbook may run what its
+	// variables name.
 	// +optional
-	ExtraVars map[string]string `json:"extraVars,omitempty"`
+	ExtraVars InstallerVariables `json:"extraVars,omitempty"`
 	// podLabels are added to the installer pods.
 	// +optional
 	PodLabels map[string]string `json:"podLabels,omitempty"`

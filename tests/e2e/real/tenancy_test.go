@@ -385,6 +385,19 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		Expect(k8sClient.Delete(ctx, kc)).To(Succeed())
 	})
 
+	It("sets installer variables that would have kubespray run her command in the installer's Pod (download_localhost, image_pull_command_on_localhost): refused", func() {
+		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "pull-command", Namespace: tenancyNS},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Paused: true,
+				Masters:      []clusterv1alpha1.Host{{Address: "127.0.0.1", Name: "cp1"}},
+				SSHSecretRef: clusterv1alpha1.SSHSecretReference{Name: "alice-ssh"},
+				Installer: clusterv1alpha1.Installer{ExtraVars: clusterv1alpha1.InstallerVariables{
+					"download_run_once": "true", "download_localhost": "true",
+					"image_pull_command_on_localhost": "python3 -c 'import os; os.system(\"id\")'"}}}}
+		err := mallory.Create(ctx, kc)
+		refusedAt(err, "spec.installer.extraVars[download_localhost]")
+		refusedAt(err, "spec.installer.extraVars[image_pull_command_on_localhost]")
+	})
+
 	It("sends a looping and a value-building config template: each a field error within a second, and the manager back at rest within seconds", func() {
 		p := func(name, tmpl string) *appsv1alpha1.Platform {
 			values := map[string]string{}

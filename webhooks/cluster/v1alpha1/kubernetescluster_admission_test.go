@@ -181,6 +181,38 @@ var _ = Describe("KubernetesCluster webhooks and the requester's rights", func()
 		Expect(u.GetAnnotations()).To(HaveKeyWithValue(proof.CreatedByAnnotation, "dave"), "not changed by an update")
 	})
 
+	It("should take the right to create pods for an installer variable that is not a plain setting, on create and on a change, and not for a plain one", func() {
+		withVars := func(name, vars string) *unstructured.Unstructured {
+			return clusterJSON(name, `{"version":"v1.31.4","masters":[{"address":"10.0.0.10"}],"sshSecretRef":{"name":"erin-ssh"},"installer":{"extraVars":`+vars+`}}`)
+		}
+		erinsKey := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"erin-ssh"}, Verbs: []string{"get"}}
+		erin, err := suite.Env.As(suite.Ctx, "erin", "default", clusters, erinsKey)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("kubespray's command of a pull on the installer's own host: refused without create pods")
+		err = erin.Create(suite.Ctx, withVars("erin-runs", `{"download_localhost":"true","download_run_once":"true","image_pull_command_on_localhost":"python3 -c 'import os'"}`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(testenv.Causes(err)).To(ConsistOf("spec.installer.extraVars[download_localhost]", "spec.installer.extraVars[download_run_once]",
+			"spec.installer.extraVars[image_pull_command_on_localhost]"))
+		Expect(err.Error()).To(ContainSubstring("erin may not create pods in default, which an installer variable that is not a plain setting takes"))
+
+		By("plain settings: admitted")
+		plain := withVars("erin-plain", `{"container_manager":"containerd","kube_proxy_mode":"ipvs","minimal_node_memory_mb":"512"}`)
+		Expect(erin.Create(suite.Ctx, plain)).To(Succeed())
+		By("a plain setting with a value that is not one word, as a change: refused")
+		err = erin.Patch(suite.Ctx, plain, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"installer":{"extraVars":{"dns_mode":"../../tmp/x"}}}}`)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(testenv.Causes(err)).To(ConsistOf("spec.installer.extraVars[dns_mode]"))
+
+		By("with the right to create pods: admitted")
+		frank, err := suite.Env.As(suite.Ctx, "frank", "default", clusters, erinsKey,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() error {
+			return frank.Create(suite.Ctx, withVars("frank-runs", `{"download_localhost":"true"}`))
+		}).Should(Succeed())
+	})
+
 	It("should let someone without the Secret change what does not name it", func() {
 		// The admin made it with ops-ssh; carol may label it and pause it.
 		made := clusterJSON("ops-cluster", spec("ops-ssh"))
