@@ -186,6 +186,26 @@ type Error struct {
 func (e *Error) Error() string { return e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
+// withheld is the failure of a statement that carries a password (or
+// its hash or verifier): what failed, as the caller says, and the
+// server's error number, but not the server's message, which may quote
+// the statement (MySQL's "near '… IDENTIFIED BY …'"), and from an error
+// goes to status, events and the log. The reason is err's.
+func withheld(what string, err error) error {
+	reason := classify(err)
+	var my *mysql.MySQLError
+	var pg *pgconn.PgError
+	switch {
+	case errors.As(err, &my):
+		err = fmt.Errorf("the server refused it: MySQL error %d (SQLSTATE %s); its message is not shown, as it may quote the statement, which holds the password", my.Number, string(my.SQLState[:]))
+	case errors.As(err, &pg):
+		err = fmt.Errorf("the server refused it: SQLSTATE %s (%s); its message is not shown, as it may quote the statement, which holds the password", pg.Code, pg.Severity)
+	}
+	// Anything else (the connection's) did not come back from the
+	// statement's text.
+	return &Error{Reason: reason, Err: fmt.Errorf("%s: %w", what, err)}
+}
+
 // conflict is the NameConflict error for what (e.g. "the database acme")
 // that exists and was not created for owner.
 func conflict(what, owner, fix string) error {

@@ -526,3 +526,47 @@ func foreignCA(t *testing.T) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// A statement that holds a password (its hash, its verifier) can fail
+// with a message that quotes it — MySQL's syntax errors quote the
+// statement from where it stopped — and a failure goes to status, events
+// and the log. So its failure says what failed and the server's error
+// number, never the server's message. Here the server refuses for want of
+// the right to create users, an admin who may create databases only.
+func TestAFailedStatementThatHoldsAPasswordDoesNotCarryTheServersMessage(t *testing.T) {
+	each(t, func(t *testing.T, s *testdb.Server) {
+		var setup []string
+		want := ""
+		if s.Engine == testdb.PostgreSQL {
+			setup = []string{"CREATE ROLE kfnoroles LOGIN CREATEDB PASSWORD 'noroles-pw'"}
+			want = "SQLSTATE 42501"
+		} else {
+			setup = []string{"CREATE USER 'kfnoroles'@'%' IDENTIFIED BY 'noroles-pw'", "GRANT CREATE ON *.* TO 'kfnoroles'@'%'",
+				"GRANT SELECT ON mysql.user TO 'kfnoroles'@'%'", "GRANT ALL PRIVILEGES ON `kubeforge`.* TO 'kfnoroles'@'%'"}
+			want = "MySQL error 1227"
+		}
+		if err := s.Exec(s.AdminUser, s.AdminPassword, "", setup...); err != nil {
+			t.Fatal(err)
+		}
+		ds := admin(s, database.TLSDisable)
+		ds.Username, ds.Password = "kfnoroles", "noroles-pw"
+		a := connect(t, ds)
+		err := a.Provision(context.Background(), "noroles", "noroles", "the-components-password", owner)
+		if err == nil {
+			t.Fatal("an admin without the right to create users created one")
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "creating user noroles") || !strings.Contains(msg, want) {
+			t.Errorf("the failure %q does not say what failed and %s", msg, want)
+		}
+		// What the server said, which names the privilege it wanted.
+		for _, server := range []string{"denied", "permission", "privilege"} {
+			if strings.Contains(strings.ToLower(msg), server) {
+				t.Errorf("the failure carries the server's message (%q): %q", server, msg)
+			}
+		}
+		if got := database.Reason(err); got != database.ReasonProvisioningFailed {
+			t.Errorf("reason %s, want %s", got, database.ReasonProvisioningFailed)
+		}
+	})
+}

@@ -191,17 +191,21 @@ func (a *mysqlAdmin) Provision(ctx context.Context, database, user, password str
 	}
 	db := QuoteMySQLIdentifier(database)
 	steps := []struct {
-		what  string
-		query string
-		args  []any
+		what     string
+		query    string
+		args     []any
+		password bool // the statement holds it: the server's message is withheld
 	}{
-		{"creating database " + database, "CREATE DATABASE IF NOT EXISTS " + db, nil},
-		{"creating user " + user, "CREATE USER IF NOT EXISTS ?@'%' " + identified, []any{user, secret}},
-		{"setting the password of " + user, "ALTER USER ?@'%' " + identified, []any{user, secret}},
-		{"granting " + user + " its database", "GRANT ALL PRIVILEGES ON " + QuoteMySQLGrantDatabase(database) + ".* TO ?@'%'", []any{user}},
+		{"creating database " + database, "CREATE DATABASE IF NOT EXISTS " + db, nil, false},
+		{"creating user " + user, "CREATE USER IF NOT EXISTS ?@'%' " + identified, []any{user, secret}, true},
+		{"setting the password of " + user, "ALTER USER ?@'%' " + identified, []any{user, secret}, true},
+		{"granting " + user + " its database", "GRANT ALL PRIVILEGES ON " + QuoteMySQLGrantDatabase(database) + ".* TO ?@'%'", []any{user}, false},
 	}
 	for _, st := range steps {
 		if _, err := a.db.ExecContext(ctx, st.query, st.args...); err != nil {
+			if st.password {
+				return withheld(st.what, err)
+			}
 			return &Error{Reason: classify(err), Err: fmt.Errorf("%s: %w", st.what, err)}
 		}
 	}

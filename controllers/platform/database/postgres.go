@@ -55,14 +55,28 @@ func connectPostgres(ctx context.Context, s Server, tlsConfig *tls.Config) (Admi
 
 // execf builds a statement with the server's format() and runs it.
 func (a *postgresAdmin) execf(ctx context.Context, what, template string, args ...string) error {
-	var statement string
-	if err := a.conn.QueryRow(ctx, "SELECT format($1::text, VARIADIC $2::text[])", template, args).Scan(&statement); err != nil {
-		return &Error{Reason: classify(err), Err: fmt.Errorf("%s: %w", what, err)}
-	}
-	if _, err := a.conn.Exec(ctx, statement); err != nil {
+	if err := a.run(ctx, template, args); err != nil {
 		return &Error{Reason: classify(err), Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return nil
+}
+
+// execfWithPassword is execf for a statement that holds a password's
+// verifier: a failure does not carry the server's message (withheld).
+func (a *postgresAdmin) execfWithPassword(ctx context.Context, what, template string, args ...string) error {
+	if err := a.run(ctx, template, args); err != nil {
+		return withheld(what, err)
+	}
+	return nil
+}
+
+func (a *postgresAdmin) run(ctx context.Context, template string, args []string) error {
+	var statement string
+	if err := a.conn.QueryRow(ctx, "SELECT format($1::text, VARIADIC $2::text[])", template, args).Scan(&statement); err != nil {
+		return err
+	}
+	_, err := a.conn.Exec(ctx, statement)
+	return err
 }
 
 func (a *postgresAdmin) exists(ctx context.Context, query, name string) (bool, error) {
@@ -151,11 +165,11 @@ func (a *postgresAdmin) Provision(ctx context.Context, database, user, password 
 		return &Error{Reason: ReasonProvisioningFailed, Err: err}
 	}
 	if roleExists {
-		err = a.execf(ctx, "setting the password of "+user, "ALTER ROLE %I WITH LOGIN PASSWORD %L", user, verifier)
+		err = a.execfWithPassword(ctx, "setting the password of "+user, "ALTER ROLE %I WITH LOGIN PASSWORD %L", user, verifier)
 	} else {
 		// One simple-protocol query: the role and the record that it is
 		// ours commit together, or neither does.
-		err = a.execf(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L; COMMENT ON ROLE %I IS %L",
+		err = a.execfWithPassword(ctx, "creating user "+user, "CREATE ROLE %I WITH LOGIN PASSWORD %L; COMMENT ON ROLE %I IS %L",
 			user, verifier, user, ownerComment(owner.Record))
 	}
 	if err != nil {
