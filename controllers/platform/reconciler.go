@@ -302,6 +302,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 
 	desired := append([]client.Object{}, o.db.secrets...)
 	desired = append(desired, o.secrets...)
+	desired = append(desired, Services(p)...)
 	for i, s := range steps {
 		if !s.Deploy {
 			continue
@@ -333,7 +334,11 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 			// Held on (or rolled back to) the image of the version before.
 			in.Version = p.Status.Version
 		}
-		desired = append(desired, ComponentObjects(p, c, in)...)
+		for _, obj := range ComponentObjects(p, c, in) {
+			if _, ok := obj.(*corev1.Service); !ok { // applied above, every component's
+				desired = append(desired, obj)
+			}
+		}
 		if s.Bootstrap {
 			b := in
 			b.Image = cmp.Or(l.Image, s.Image)

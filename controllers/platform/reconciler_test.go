@@ -480,6 +480,27 @@ var _ = Describe("Platform Controller", func() {
 		Expect(gone(&appsv1.Deployment{}, "cycle-a")()).To(BeTrue())
 	})
 
+	It("should point no component at a Service someone made under another component's name: every Service proven first, no workload after a NameConflict", func() {
+		planted := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "squat-api", Namespace: "default"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}, Selector: map[string]string{"app": "theirs"}}}
+		Expect(suite.Client.Create(suite.Ctx, planted)).To(Succeed())
+		// web, before api and not depending on it, is configured with api's Service.
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("squat", "1.0.0",
+			appsv1alpha1.PlatformComponent{Name: "web", Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+				Config: map[string]string{"upstream.conf": `api = {{ service "api" "http" }}`}},
+			appsv1alpha1.PlatformComponent{Name: "api", Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}}},
+		))).To(Succeed())
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getPlatform("squat")(g).Status.Conditions, conditions.Degraded)
+		}).Should(And(Not(BeNil()), HaveField("Reason", conditions.ReasonNameConflict), HaveField("Message", ContainSubstring("Service/squat-api"))))
+		Consistently(func() bool {
+			return gone(&appsv1.Deployment{}, "squat-web")() && gone(&corev1.ConfigMap{}, "squat-web")()
+		}, "2s").Should(BeTrue(), "web is not made pointing at the planted Service")
+		got := &corev1.Service{}
+		Expect(suite.Client.Get(suite.Ctx, key("squat-api"), got)).To(Succeed())
+		Expect(got.Spec.Selector).To(Equal(map[string]string{"app": "theirs"}), "left as it was")
+	})
+
 	It("should label everything with the common labels", func() {
 		Expect(suite.Client.Create(suite.Ctx, newPlatform("labels", "1.0.0", appsv1alpha1.PlatformComponent{Name: "x"}))).To(Succeed())
 		d := &appsv1.Deployment{}

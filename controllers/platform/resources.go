@@ -151,6 +151,23 @@ func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponen
 	return objs
 }
 
+// Services are the Services of every enabled component that has one,
+// whether or not its workload is deployed yet. The reconciler applies
+// them before any component's objects: a component's config names the
+// others' Services (the template function service), so each must be
+// proven the Platform's before a pod is pointed at it — one someone made
+// under the name first is a NameConflict, and nothing after it is applied.
+func Services(p *appsv1alpha1.Platform) []client.Object {
+	var out []client.Object
+	for i := range p.Spec.Components {
+		c := &p.Spec.Components[i]
+		if !c.Disable && len(c.Ports) > 0 && c.Workload != appsv1alpha1.WorkloadCronJob {
+			out = append(out, Service(p, c))
+		}
+	}
+	return out
+}
+
 // RenderedConfig is the component's config with its templates rendered;
 // a file that does not render (which admission refuses) is left out.
 func RenderedConfig(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, version string) map[string]string {
