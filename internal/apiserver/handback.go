@@ -92,11 +92,13 @@ func (s *Server) handBack(w http.ResponseWriter, r *http.Request) {
 			"kind must be PersistentVolumeClaim or Secret, name set, owner.kind Workspace or Platform and owner.name set"))
 		return
 	}
-	read := Attributes{Verb: "create", Resource: "pods", Namespace: ns}
+	// What admission asks of a spec that names the object: get a Secret;
+	// get a claim and create pods (mounting it is reading its data).
+	read := []Attributes{{Verb: "get", Resource: "persistentvolumeclaims", Namespace: ns, Name: req.Name}, {Verb: "create", Resource: "pods", Namespace: ns}}
 	if req.Kind == "Secret" {
-		read = Attributes{Verb: "get", Resource: "secrets", Namespace: ns, Name: req.Name}
+		read = []Attributes{{Verb: "get", Resource: "secrets", Namespace: ns, Name: req.Name}}
 	}
-	for _, attrs := range []Attributes{read, {Verb: "update", Group: owner.gvr.Group, Resource: owner.gvr.Resource, Namespace: ns, Name: req.Owner.Name}} {
+	for _, attrs := range append(read, Attributes{Verb: "update", Group: owner.gvr.Group, Resource: owner.gvr.Resource, Namespace: ns, Name: req.Owner.Name}) {
 		if err := s.Auth.Authorize(r.Context(), u, attrs); err != nil {
 			writeError(w, err)
 			return

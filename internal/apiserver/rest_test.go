@@ -370,6 +370,20 @@ var _ = Describe("REST API for KubernetesClusters", Ordered, func() {
 		code, resp = call("POST", url, keeper, body)
 		Expect(code).To(Equal(http.StatusConflict), string(resp))
 		Expect(apiError(resp).Message).To(ContainSubstring("not an object retained by a kubeforge version before ownership proofs"))
+
+		By("a claim: a caller who may create pods but not get the claim, as admission asks of a spec that names it")
+		claim := `{"kind":"PersistentVolumeClaim","name":"kept-home","owner":{"kind":"Workspace","name":"w"}}`
+		podMaker := caller("team-a", "pod-maker", rule("", "pods", "create"), rule("ide.kubeforge.io", "workspaces", "update"))
+		code, resp = call("POST", url, podMaker, claim)
+		Expect(code).To(Equal(http.StatusForbidden), string(resp))
+		Expect(apiError(resp).Message).To(ContainSubstring("get persistentvolumeclaims"))
+		claimReader := caller("team-a", "claim-reader", rule("", "persistentvolumeclaims", "get"), rule("ide.kubeforge.io", "workspaces", "update"))
+		code, resp = call("POST", url, claimReader, claim)
+		Expect(code).To(Equal(http.StatusForbidden), string(resp))
+		Expect(apiError(resp).Message).To(ContainSubstring("create pods"))
+		both := caller("team-a", "claim-mounter", rule("", "persistentvolumeclaims", "get"), rule("", "pods", "create"), rule("ide.kubeforge.io", "workspaces", "update"))
+		code, resp = call("POST", url, both, claim)
+		Expect(code).To(Equal(http.StatusNotFound), string(resp))
 	})
 
 	It("should describe every route in /openapi.json", func() {
