@@ -455,6 +455,9 @@ func (e *Engine) Apply(ctx context.Context, owner client.Object, desired []clien
 // its Pod then uses) reaches what its user waits for in fewer round trips.
 func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages [][]client.Object, ownedTypes ...client.Object) (Result, error) {
 	res := Result{Live: map[string]client.Object{}}
+	if err := e.checkOrder(stages); err != nil {
+		return res, err
+	}
 	var errs []error
 	keep := map[string]bool{}
 
