@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/kubeforge/kubeforge/internal/validation"
+	"github.com/kubeforge/kubeforge/internal/refwalk"
 )
 
 // ApplyStages stops after an object that is not the owner's, so that
@@ -32,7 +32,7 @@ import (
 // mounts, or a Role before the Secrets it grants, would be applied beside
 // someone else's object under the wanted name. checkOrder holds every
 // apply to the rule, for every kind, by the same walker that finds a
-// spec's references (validation.References: what a pod template mounts,
+// spec's references (refwalk.References: what a pod template mounts,
 // reads and runs as), and for RBAC by what a Role grants by name and a
 // RoleBinding binds. An apply out of order is refused before any write:
 // a bug of the kind's, which its tests meet at once.
@@ -106,7 +106,7 @@ func usesByName(obj client.Object) []string {
 		}
 		return out
 	}
-	for _, ref := range validation.References(obj, field.NewPath("")) {
+	for _, ref := range refwalk.References(obj, field.NewPath("")) {
 		if ref.Kind != "" && ref.Group == "" && ref.Name != "" && (ref.Namespace == "" || ref.Namespace == obj.GetNamespace()) {
 			out = append(out, ref.Kind+"/"+ref.Name)
 		}

@@ -108,7 +108,7 @@ type statefulPlan struct {
 
 // statefulPlans are, per struct type, its statefulPlan: the fields are
 // looked up once per type, not on every walk.
-var statefulPlans = &typePlans[statefulPlan]{makePlan: func(t reflect.Type) statefulPlan {
+var statefulPlans = &typePlans[statefulPlan]{MakePlan: func(t reflect.Type) statefulPlan {
 	p := statefulPlan{workload: -1, storage: -1}
 	for i := 0; i < t.NumField(); i++ {
 		switch f := t.Field(i); {
@@ -127,7 +127,7 @@ var statefulPlans = &typePlans[statefulPlan]{makePlan: func(t reflect.Type) stat
 // storage (its WorkloadType field set to StatefulSet, its Storage field
 // set), and the Storage field's JSON name.
 func statefulStorage(v reflect.Value) (string, bool) {
-	p := statefulPlans.of(v.Type())
+	p := statefulPlans.Of(v.Type())
 	if !p.ok || appsv1alpha1.WorkloadType(v.Field(p.workload).String()) != appsv1alpha1.WorkloadStatefulSet || v.Field(p.storage).IsNil() {
 		return "", false
 	}
@@ -231,10 +231,10 @@ type exposureField struct {
 // whose values can hold an exposure: the walker visits only those.
 var exposurePlans = &typePlans[[]exposureField]{}
 
-func init() { exposurePlans.makePlan = planExposures }
+func init() { exposurePlans.MakePlan = planExposures }
 
 // exposurePlan is struct type t's plan.
-func exposurePlan(t reflect.Type) []exposureField { return exposurePlans.of(t) }
+func exposurePlan(t reflect.Type) []exposureField { return exposurePlans.Of(t) }
 
 // planExposures makes t's plan (exposurePlans.mu held).
 func planExposures(t reflect.Type) []exposureField {
@@ -268,10 +268,10 @@ func canExpose(t reflect.Type) bool {
 		return true
 	case reflect.Struct:
 		// A recursive type still being planned can.
-		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.of(t).ok || exposurePlans.planning(t) {
+		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.Of(t).ok || exposurePlans.Planning(t) {
 			return true
 		}
-		return len(exposurePlans.locked(t)) > 0
+		return len(exposurePlans.Locked(t)) > 0
 	}
 	return false
 }

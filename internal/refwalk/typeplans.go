@@ -12,38 +12,38 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-package validation
+package refwalk
 
 import (
 	"reflect"
 	"sync"
 )
 
-// typePlans holds, per struct type, what a walker over values needs of
+// TypePlans holds, per struct type, what a walker over values needs of
 // its fields, read from the type once: the walkers run on every admission
 // request and every reconcile, and the types do not change. A plan may
 // need the plans of the types below it; a type still being planned (a
 // recursive type) is reported by planning, and a walker must then count
 // it as one that can hold anything, so that nothing is skipped.
-type typePlans[P any] struct {
+type TypePlans[P any] struct {
 	mu       sync.Mutex
 	done     sync.Map // reflect.Type → P
 	underway map[reflect.Type]bool
-	makePlan func(t reflect.Type) P // called with mu held
+	MakePlan func(t reflect.Type) P // called with mu held
 }
 
-// of is t's plan.
-func (tp *typePlans[P]) of(t reflect.Type) P {
+// Of is t's plan.
+func (tp *TypePlans[P]) Of(t reflect.Type) P {
 	if p, ok := tp.done.Load(t); ok {
 		return p.(P)
 	}
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	return tp.locked(t)
+	return tp.Locked(t)
 }
 
-// locked is of, with mu held: for a plan that needs another's.
-func (tp *typePlans[P]) locked(t reflect.Type) P {
+// Locked is Of, with mu held: for a plan that needs another's.
+func (tp *TypePlans[P]) Locked(t reflect.Type) P {
 	if p, ok := tp.done.Load(t); ok {
 		return p.(P)
 	}
@@ -52,10 +52,10 @@ func (tp *typePlans[P]) locked(t reflect.Type) P {
 	}
 	tp.underway[t] = true
 	defer delete(tp.underway, t)
-	p := tp.makePlan(t)
+	p := tp.MakePlan(t)
 	tp.done.Store(t, p)
 	return p
 }
 
-// planning reports whether t's plan is being made (mu held).
-func (tp *typePlans[P]) planning(t reflect.Type) bool { return tp.underway[t] }
+// Planning reports whether t's plan is being made (mu held).
+func (tp *TypePlans[P]) Planning(t reflect.Type) bool { return tp.underway[t] }
