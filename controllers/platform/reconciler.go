@@ -300,9 +300,15 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	}
 	o.steps = steps
 
+	// What components use by name comes before every component's
+	// workloads, so that one may name another's (a config file, a
+	// claim): the Secrets, every enabled component's Service, then the
+	// deployed components' ConfigMaps and claims, then their workloads,
+	// Ingresses and hook Jobs. The engine refuses an apply out of order.
 	desired := append([]client.Object{}, o.db.secrets...)
 	desired = append(desired, o.secrets...)
 	desired = append(desired, Services(p)...)
+	var using []client.Object
 	for i, s := range steps {
 		if !s.Deploy {
 			continue
@@ -335,22 +341,27 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 			in.Version = p.Status.Version
 		}
 		for _, obj := range ComponentObjects(p, c, in) {
-			if _, ok := obj.(*corev1.Service); !ok { // applied above, every component's
+			switch obj.(type) {
+			case *corev1.Service: // above, every component's
+			case *corev1.ConfigMap, *corev1.PersistentVolumeClaim:
 				desired = append(desired, obj)
+			default:
+				using = append(using, obj)
 			}
 		}
 		if s.Bootstrap {
 			b := in
 			b.Image = cmp.Or(l.Image, s.Image)
-			desired = append(desired, HookJob(p, c, HookBootstrap, c.Hooks.Bootstrap, b))
+			using = append(using, HookJob(p, c, HookBootstrap, c.Hooks.Bootstrap, b))
 		}
 		if s.PreUpgrade {
 			// With the new image and the config of the new version.
 			u := in
 			u.Image, u.Version = target, p.Spec.Version
-			desired = append(desired, HookJob(p, c, HookPreUpgrade, c.Hooks.PreUpgrade, u))
+			using = append(using, HookJob(p, c, HookPreUpgrade, c.Hooks.PreUpgrade, u))
 		}
 	}
+	desired = append(desired, using...)
 	if _, err := r.Engine.Apply(ctx, p, desired, r.types().Owned...); err != nil {
 		o.apply = err
 		return o, errors.Join(fmt.Errorf("applying Platform objects: %w", err), dbErr)

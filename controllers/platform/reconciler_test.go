@@ -501,6 +501,19 @@ var _ = Describe("Platform Controller", func() {
 		Expect(got.Spec.Selector).To(Equal(map[string]string{"app": "theirs"}), "left as it was")
 	})
 
+	It("should make a component that reads a later component's ConfigMap by name, its config applied before any workload", func() {
+		web := appsv1alpha1.PlatformComponent{Name: "web", Env: []corev1.EnvVar{{Name: "API_CONF", ValueFrom: &corev1.EnvVarSource{
+			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "reads-api-config"}, Key: "api.conf"}}}}}
+		api := appsv1alpha1.PlatformComponent{Name: "api", Config: map[string]string{"api.conf": "port = 8080"}}
+		Expect(suite.Client.Create(suite.Ctx, newPlatform("reads", "1.0.0", web, api))).To(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, "reads-web")).Should(Succeed())
+		Eventually(exists(&appsv1.Deployment{}, "reads-api")).Should(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("reads-api-config"), &corev1.ConfigMap{})).To(Succeed())
+		Consistently(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(getPlatform("reads")(g).Status.Conditions, conditions.Degraded)
+		}, "1s").Should(Or(BeNil(), HaveField("Status", metav1.ConditionFalse)), "no apply refused")
+	})
+
 	It("should label everything with the common labels", func() {
 		Expect(suite.Client.Create(suite.Ctx, newPlatform("labels", "1.0.0", appsv1alpha1.PlatformComponent{Name: "x"}))).To(Succeed())
 		d := &appsv1.Deployment{}
