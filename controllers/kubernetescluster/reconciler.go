@@ -292,7 +292,23 @@ func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesC
 	if !ours {
 		// Deleted by hand while it ran: run it again under the same name.
 		// Or someone else's under the operation's name, whose result is not
-		// the operation's: Apply reports that conflict.
+		// the operation's: Apply reports that conflict. Not without the
+		// operation's own callback Secret, which the Job mounts and which
+		// cannot be made again (its token is spent on creation): gone, or
+		// someone else's under its name, the operation fails instead.
+		cb := &corev1.Secret{}
+		mine, err := r.Engine.GetOwned(ctx, kc, types.NamespacedName{Namespace: kc.Namespace, Name: clusterv1alpha1.CallbackSecretName(kc, op.ID)}, cb)
+		if err != nil {
+			return true, fmt.Errorf("reading the callback Secret of operation %s: %w", op.ID, err)
+		}
+		if !mine {
+			now := metav1.Now()
+			message := fmt.Sprintf("The Job %s is gone, and so is the operation's callback Secret %s (or one under its name is not this cluster's): "+
+				"not run again; retry the operation", op.JobName, cb.Name)
+			finish(kc, op, false, ReasonJobLost, message, &now)
+			r.Engine.Warn(kc, "OperationFailed", "Run", "Operation %s failed (%s): %s", op.ID, op.Reason, message)
+			return false, nil
+		}
 		objs, err := OperationObjects(kc, *op)
 		if err != nil {
 			return true, err

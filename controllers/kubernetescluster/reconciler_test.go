@@ -269,6 +269,44 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Consistently(jobs("crash"), "1s").Should(ConsistOf("crash-precheck-1"))
 	})
 
+	It("should run a Job deleted by hand again, but fail the operation instead when its callback Secret is gone or someone else's", func() {
+		newCluster("lost", "10.0.0.23")
+		waitJob("lost-precheck-1")
+		Eventually(func(g Gomega) string { return getCluster("lost")(g).Status.CurrentOperation }).Should(Equal("precheck-1"))
+		deleteJob := func() {
+			job := &batchv1.Job{}
+			Expect(suite.Client.Get(suite.Ctx, key("lost-precheck-1"), job)).To(Succeed())
+			Expect(suite.Client.Delete(suite.Ctx, job, client.Preconditions{UID: &job.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+			Eventually(func() bool {
+				now := &batchv1.Job{}
+				err := suite.Client.Get(suite.Ctx, key("lost-precheck-1"), now)
+				return apierrors.IsNotFound(err) || err == nil && now.UID != job.UID
+			}).Should(BeTrue(), "gone, or made again")
+		}
+		By("the Job deleted by hand: made again under its name")
+		first := waitJob("lost-precheck-1").UID
+		deleteJob()
+		Eventually(func() types.UID {
+			job := &batchv1.Job{}
+			_ = suite.Client.Get(suite.Ctx, key("lost-precheck-1"), job)
+			return job.UID
+		}).Should(And(Not(BeEmpty()), Not(Equal(first))))
+
+		By("the Job deleted and its callback Secret replaced by someone's own")
+		cb := &corev1.Secret{}
+		Expect(suite.Client.Get(suite.Ctx, key("lost-precheck-1-callback"), cb)).To(Succeed())
+		Expect(suite.Client.Delete(suite.Ctx, cb)).To(Succeed())
+		planted := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "lost-precheck-1-callback", Namespace: "default"},
+			Data: map[string][]byte{clusterv1alpha1.CallbackTokenKey: []byte("theirs"), clusterv1alpha1.CallbackURLKey: []byte("https://127.0.0.1:1/")}}
+		Expect(suite.Client.Create(suite.Ctx, planted)).To(Succeed())
+		deleteJob()
+		Eventually(func(g Gomega) *clusterv1alpha1.Operation {
+			kc := getCluster("lost")(g)
+			return findOp(kc, "precheck-1")
+		}).Should(And(HaveField("Result", clusterv1alpha1.ResultFailed), HaveField("Reason", kubernetescluster.ReasonJobLost)))
+		Consistently(jobs("lost"), "1s").Should(BeEmpty(), "no Job mounts the planted Secret")
+	})
+
 	It("should start one Job, not two, when the spec is edited between the Job's creation and the status write", func() {
 		// Right after the controller creates the precheck Job, and before it
 		// records the operation in status, the user adds a node and raises
@@ -508,3 +546,12 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Expect(string(got.Data["admin.conf"])).To(Equal("the user's own"))
 	})
 })
+
+func findOp(kc *clusterv1alpha1.KubernetesCluster, id string) *clusterv1alpha1.Operation {
+	for i := range kc.Status.Operations {
+		if kc.Status.Operations[i].ID == id {
+			return &kc.Status.Operations[i]
+		}
+	}
+	return nil
+}

@@ -36,10 +36,13 @@ const (
 	ReasonOperationRunning = "OperationRunning"
 	ReasonOperationPending = "OperationPending"
 	ReasonOperationFailed  = "OperationFailed"
-	ReasonIdle             = "Idle"
-	ReasonPaused           = "Paused"
-	ReasonSSHSecret        = "SSHSecretInvalid"
-	ReasonJobNotFinished   = "JobRunning"
+	// ReasonJobLost: the operation's Job was deleted while it ran, and its
+	// callback Secret too (or one under its name is someone else's).
+	ReasonJobLost        = "JobLost"
+	ReasonIdle           = "Idle"
+	ReasonPaused         = "Paused"
+	ReasonSSHSecret      = "SSHSecretInvalid"
+	ReasonJobNotFinished = "JobRunning"
 )
 
 // runningPhase is the phase while an operation of type t runs.
