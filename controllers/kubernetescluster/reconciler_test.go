@@ -512,10 +512,13 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("relabel-installer"), &rbacv1.RoleBinding{}) }).Should(Succeed())
 
 		By("an old operation's label copied onto the kubeconfig Secret and the running Job")
+		// Merge patches without a resourceVersion: the operator's own
+		// writes (its seal) must not turn them into conflicts.
 		for name, o := range map[string]client.Object{"relabel-kubeconfig": &corev1.Secret{}, job.Name: &batchv1.Job{}} {
 			Expect(suite.Client.Get(suite.Ctx, key(name), o)).To(Succeed())
-			o.GetLabels()[clusterv1alpha1.OperationLabel] = "create-99"
-			Expect(suite.Client.Update(suite.Ctx, o)).To(Succeed())
+			Expect(suite.Client.Patch(suite.Ctx, o, client.RawPatch(types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"`+clusterv1alpha1.OperationLabel+`":"create-99"}}}`)))).To(Succeed())
+			Expect(o.GetLabels()).To(HaveKeyWithValue(clusterv1alpha1.OperationLabel, "create-99"))
 		}
 		Consistently(func() error {
 			if err := suite.Client.Get(suite.Ctx, key("relabel-kubeconfig"), &corev1.Secret{}); err != nil {

@@ -288,7 +288,9 @@ var _ = Describe("Platform databases", func() {
 				})).To(Succeed())
 				Eventually(databaseCondition(m)).Should(And(
 					HaveField("Status", metav1.ConditionFalse), HaveField("Reason", "AuthenticationFailed")))
-				Expect(getPlatform(m)(Default).Status.Phase).To(Equal(appsv1alpha1.PlatformDegraded))
+				// Degraded, once no new attempt is pending (one may be under
+				// way, as the rotation asked, with the condition as it was).
+				Eventually(func(g Gomega) appsv1alpha1.PlatformPhase { return getPlatform(m)(g).Status.Phase }).Should(Equal(appsv1alpha1.PlatformDegraded))
 				Expect(databaseCondition(m)(Default).Message).NotTo(ContainSubstring("not-the-password"))
 				setAdminPassword(m+"-admin", s.AdminPassword)
 				Eventually(databaseCondition(m), "90s").Should(HaveField("Status", metav1.ConditionTrue))
