@@ -119,7 +119,7 @@ func (s *Server) Start() error {
 	switch s.Engine {
 	case MariaDB:
 		bin = "mariadbd"
-		args = []string{"--no-defaults", "--datadir=" + s.path("data"), "--socket=" + s.path("mysqld.sock"),
+		args = []string{"--no-defaults", "--datadir=" + s.path("data"), "--tmpdir=" + s.path("tmp"), "--socket=" + s.path("mysqld.sock"),
 			"--port=" + strconv.Itoa(s.Port), "--bind-address=127.0.0.1", "--pid-file=" + s.path("mysqld.pid"),
 			"--skip-name-resolve", "--innodb-buffer-pool-size=16M", "--skip-log-bin", "--max-connections=100",
 			"--ssl-ca=" + s.path("ca.crt"), "--ssl-cert=" + s.path("tls.crt"), "--ssl-key=" + s.path("tls.key"),
@@ -347,10 +347,16 @@ func (s *Server) runAs(name string) error {
 }
 
 func (s *Server) initMariaDB() error {
+	// A temporary directory of its own: servers of test packages that run
+	// at once (go test -p) shared /tmp, where one bootstrap failed on
+	// temporary tables it could not find ("Unknown table mysql.tmp_user_nopasswd").
+	if err := os.MkdirAll(s.path("tmp"), 0o700); err != nil {
+		return err
+	}
 	if err := s.runAs("mysql"); err != nil {
 		return err
 	}
-	args := []string{"--no-defaults", "--datadir=" + s.path("data"), "--auth-root-authentication-method=normal",
+	args := []string{"--no-defaults", "--datadir=" + s.path("data"), "--tmpdir=" + s.path("tmp"), "--auth-root-authentication-method=normal",
 		"--skip-test-db", "--skip-name-resolve"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=mysql")
