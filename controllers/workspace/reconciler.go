@@ -24,6 +24,7 @@ import (
 	"time"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,9 +121,15 @@ func (r *Reconciler) reconcile(ctx context.Context, ws *idev1alpha1.Workspace, i
 				res.RequeueAfter = left
 			} else {
 				log.Info("Stopping workspace: maxRunDuration exceeded", "maxRunDuration", d.Duration.String())
-				patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"started":false}}`))
-				if err := r.Client.Patch(ctx, ws.DeepCopy(), patch); err != nil {
+				// Onto the Workspace read, by its UID: never one made
+				// anew under the name since.
+				stop := jsonpatch.NewOperation("add", "/spec/started", false)
+				done, err := engine.PatchAsRead(ctx, r.Client, ws, stop)
+				if err != nil {
 					return o, res, fmt.Errorf("stopping the workspace after maxRunDuration: %w", err)
+				}
+				if !done {
+					return o, ctrl.Result{}, nil
 				}
 				r.Engine.Event(ws, ReasonMaxRunDuration, "Stop",
 					"Stopped after running for maxRunDuration %s", d.Duration.String())

@@ -23,6 +23,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -461,6 +462,35 @@ var _ = Describe("Engine", func() {
 			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(anew), live)).To(Succeed())
 			Expect(live.Finalizers).To(ConsistOf(f), "the new object's finalizer is its own")
 			Expect(engine.SyncFinalizer(ctx, env.Client, live, f, false)).To(Succeed(), "the next pass, on what is there now")
+		})
+	})
+
+	Context("When patching an object it read", func() {
+		It("should patch the object it read, and nothing onto one made anew under the name since", func() {
+			o := newOwner("patched-anew")
+			read := o.DeepCopy()
+			done, err := engine.PatchAsRead(ctx, env.Client, read, jsonpatch.NewOperation("add", "/data", map[string]string{"k": "first"}))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(done).To(BeTrue())
+			live := &corev1.ConfigMap{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
+			Expect(live.Data).To(Equal(map[string]string{"k": "first"}))
+
+			By("the object read deleted and one made anew under its name")
+			Expect(env.Client.Delete(ctx, live)).To(Succeed())
+			anew := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: o.Namespace}, Data: map[string]string{"k": "theirs"}}
+			Expect(env.Client.Create(ctx, anew)).To(Succeed())
+			done, err = engine.PatchAsRead(ctx, env.Client, read, jsonpatch.NewOperation("add", "/data", map[string]string{"k": "stale"}))
+			Expect(err).NotTo(HaveOccurred(), "nothing left to act on is no failure")
+			Expect(done).To(BeFalse())
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(o), live)).To(Succeed())
+			Expect(live.Data).To(Equal(map[string]string{"k": "theirs"}), "the new object is left as its maker wrote it")
+
+			By("and nothing at all once it is gone")
+			Expect(env.Client.Delete(ctx, live)).To(Succeed())
+			done, err = engine.PatchAsRead(ctx, env.Client, read, jsonpatch.NewOperation("add", "/data", map[string]string{"k": "stale"}))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(done).To(BeFalse())
 		})
 	})
 

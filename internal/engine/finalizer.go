@@ -180,3 +180,29 @@ const ReasonCleanupSkipped = "CleanupSkipped"
 func NamespaceTerminating(err error) bool {
 	return anyError(err, func(e error) bool { return apierrors.HasStatusCause(e, corev1.NamespaceTerminatingCause) })
 }
+
+// PatchAsRead writes ops (JSON patch operations) onto obj as it was read
+// and onto no other: the patch first tests obj's UID, so an object
+// deleted and made anew under the name since it was read is left alone.
+// It reports whether the patch was written; an object gone or made anew
+// since is not an error (there is nothing left to act on), and obj is
+// left as it was. A refusal by validation or admission is the error it
+// is.
+func PatchAsRead(ctx context.Context, c client.Client, obj client.Object, ops ...jsonpatch.Operation) (bool, error) {
+	if uid := obj.GetUID(); uid != "" {
+		ops = append([]jsonpatch.Operation{jsonpatch.NewOperation("test", "/metadata/uid", string(uid))}, ops...)
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return false, err
+	}
+	written := obj.DeepCopyObject().(client.Object)
+	switch err := c.Patch(ctx, written, client.RawPatch(types.JSONPatchType, raw)); {
+	case apierrors.IsNotFound(err) || patchDidNotApply(err):
+		logf.FromContext(ctx).V(1).Info("Not patched: the object is gone or made anew since it was read", "error", fmt.Sprint(err))
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}
