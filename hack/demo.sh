@@ -146,10 +146,10 @@ up_real() {
   stage "the Debian packages the real node and the tests use, where missing (hack/test-deps.sh: its build dependencies, nginx, ansible, the database servers, chromium)"
   hack/test-deps.sh
   build_binaries
-  stage "the Kubernetes binaries (hack/test-binaries.sh; built from source on the first run, about 10 minutes on 2 cores, then cached)"
+  stage "the Kubernetes binaries (hack/test-binaries.sh; built from source on the first run, about 6 minutes on 2 cores, then cached)"
   bin=$(hack/test-binaries.sh)
   export PATH="$bin:$PATH"
-  stage "the real node's binaries: kubelet, kube-proxy, containerd, runc, CNI plugins, CoreDNS, registry, kube-router (hack/node-binaries.sh; first run about 6 minutes)"
+  stage "the real node's binaries: kubelet, kube-proxy, containerd, runc, CNI plugins, CoreDNS, registry, kube-router (hack/node-binaries.sh; first run about 4 minutes)"
   hack/node-binaries.sh >/dev/null
   stage "a cluster with a real node (hack/cluster.sh up, REAL_NODE=1)"
   KUBECONFIG=$(CLUSTER_NAME=$CLUSTER_NAME REAL_NODE=1 hack/cluster.sh up)
@@ -158,7 +158,7 @@ up_real() {
   local addons
   hack/addons.sh install >/dev/null &
   addons=$!
-  stage "images built here without Docker: kubeforge, nginx, echoserver, code-server, installer, sshhost (hack/images.sh; first run about 6 minutes, code-server from npm)"
+  stage "images built here without Docker: kubeforge, nginx, echoserver, code-server, installer, sshhost (hack/images.sh; first run about 3 minutes with cert-manager beside it, code-server from npm)"
   hack/images.sh >/dev/null || { wait "$addons" || true; exit 1; }
   wait "$addons"
   stage "kubeforge as users install it: make deploy (its image, two replicas, webhooks with cert-manager's certificates)"
