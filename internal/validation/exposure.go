@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -55,7 +56,15 @@ import (
 //     (PlainInstallerVariable): the installer's playbooks run commands,
 //     include files and delegate to hosts that their variables name —
 //     code in the installer's Pod. Such a variable takes the right to
-//     create pods in the namespace, which runs any code anyway.
+//     create pods in the namespace, which runs any code anyway;
+//   - a claim whose binding the spec chooses — a struct with a
+//     StorageClassName (*string) set to "", or a VolumeName or a Selector
+//     beside it set (a PersistentVolumeClaimSpec, such as an ephemeral
+//     volume's; a Workspace's or a Platform component's storage): it binds
+//     a volume that exists already, with the data on it, where a claim
+//     without them gets a new one. Which volume a claim binds is the right
+//     of who may create claims: it takes the right to create
+//     persistentvolumeclaims in the namespace.
 
 // Exposure is one thing a spec exposes.
 type Exposure struct {
@@ -76,6 +85,59 @@ var serviceType = reflect.TypeFor[corev1.ServiceType]()
 var podSecurity = reflect.TypeFor[appsv1alpha1.PodSecurity]()
 var workloadType = reflect.TypeFor[appsv1alpha1.WorkloadType]()
 var installerVariables = reflect.TypeFor[clusterv1alpha1.InstallerVariables]()
+var stringPointer = reflect.TypeFor[*string]()
+var labelSelectorPointer = reflect.TypeFor[*metav1.LabelSelector]()
+
+// bindingPlan is where a struct type holds a claim's binding: its
+// StorageClassName (*string), and beside it a VolumeName (string) and a
+// Selector (*metav1.LabelSelector), each -1 when it has none; ok when it
+// has the first. The JSON names are for the field paths.
+type bindingPlan struct {
+	class, volume, selector             int
+	className, volumeName, selectorName string
+	ok                                  bool
+}
+
+// bindingPlans are, per struct type, its bindingPlan.
+var bindingPlans = &typePlans[bindingPlan]{MakePlan: func(t reflect.Type) bindingPlan {
+	p := bindingPlan{class: -1, volume: -1, selector: -1}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _ := jsonName0(f)
+		switch {
+		case f.Name == "StorageClassName" && f.Type == stringPointer:
+			p.class, p.className = i, name
+		case f.Name == "VolumeName" && f.Type.Kind() == reflect.String:
+			p.volume, p.volumeName = i, name
+		case f.Name == "Selector" && f.Type == labelSelectorPointer:
+			p.selector, p.selectorName = i, name
+		}
+	}
+	p.ok = p.class >= 0 && p.className != ""
+	return p
+}}
+
+// boundVolumes returns the exposures of struct v's claim binding: the
+// fields of it that choose a volume that exists.
+func boundVolumes(v reflect.Value, p *field.Path) []Exposure {
+	plan := bindingPlans.Of(v.Type())
+	if !plan.ok {
+		return nil
+	}
+	const why = "which choosing the volume a claim binds takes: an empty storageClassName, a volumeName or a selector " +
+		"binds a volume that exists already, with its data, so may not set it (leave them out for a new volume of the class, or the default class)"
+	var out []Exposure
+	if c := v.Field(plan.class); !c.IsNil() && c.Elem().String() == "" {
+		out = append(out, Exposure{Resource: "persistentvolumeclaims", Verb: "create", Why: why, Path: p.Child(plan.className)})
+	}
+	if plan.volume >= 0 && plan.volumeName != "" && v.Field(plan.volume).String() != "" {
+		out = append(out, Exposure{Resource: "persistentvolumeclaims", Verb: "create", Why: why, Path: p.Child(plan.volumeName)})
+	}
+	if plan.selector >= 0 && plan.selectorName != "" && !v.Field(plan.selector).IsNil() {
+		out = append(out, Exposure{Resource: "persistentvolumeclaims", Verb: "create", Why: why, Path: p.Child(plan.selectorName)})
+	}
+	return out
+}
 
 // PlainInstallerVariables are the installer variables that are data to
 // kubespray and kubeforge's own playbooks — a choice among built-in
@@ -203,6 +265,7 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 				*out = append(*out, Exposure{Group: "networking.k8s.io", Resource: "ingresses", Host: h.String(), Path: p.Child("host")})
 			}
 		}
+		*out = append(*out, boundVolumes(v, p)...)
 		if name, ok := statefulStorage(v); ok {
 			why := "which a StatefulSet's volumes take: its controller mounts any claim named data-<workload>-<ordinal>, " +
 				"which kubeforge cannot prove it made, so may not have kubeforge run a StatefulSet with storage"
@@ -268,7 +331,7 @@ func canExpose(t reflect.Type) bool {
 		return true
 	case reflect.Struct:
 		// A recursive type still being planned can.
-		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.Of(t).ok || exposurePlans.Planning(t) {
+		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.Of(t).ok || bindingPlans.Of(t).ok || exposurePlans.Planning(t) {
 			return true
 		}
 		return len(exposurePlans.Locked(t)) > 0

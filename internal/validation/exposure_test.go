@@ -15,10 +15,12 @@
 package validation
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -68,6 +70,49 @@ func TestExposuresFindIngressesCertificatesNodePortsBaselineStatefulSetVolumesAn
 		{clusterv1alpha1.KubernetesClusterSpec{}, nil},
 		{kc, []string{"spec.installer.extraVars[dns_mode] createpods ", "spec.installer.extraVars[download_localhost] createpods ",
 			"spec.installer.extraVars[image_pull_command_on_localhost] createpods "}},
+	} {
+		if g := got(tc.spec); !reflect.DeepEqual(g, tc.want) {
+			t.Errorf("Exposures(%T) = %q, want %q", tc.spec, g, tc.want)
+		}
+	}
+}
+
+func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T) {
+	fast, none := "fast", ""
+	claim := func(spec corev1.PersistentVolumeClaimSpec) corev1.Volume {
+		return corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+			VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{Spec: spec}}}}
+	}
+	ps := appsv1alpha1.PodSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		claim(corev1.PersistentVolumeClaimSpec{StorageClassName: &fast}), // a new volume of a class
+		claim(corev1.PersistentVolumeClaimSpec{}),                        // of the default class
+		claim(corev1.PersistentVolumeClaimSpec{StorageClassName: &fast, VolumeName: "team-b-data"}),
+		claim(corev1.PersistentVolumeClaimSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}}),
+		claim(corev1.PersistentVolumeClaimSpec{StorageClassName: &none}),
+	}}}}
+	ws := idev1alpha1.WorkspaceSpec{Storage: idev1alpha1.WorkspaceStorage{StorageClassName: &none}}
+	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
+		{Name: "files", Storage: &appsv1alpha1.ComponentStorage{StorageClassName: &fast}},
+		{Name: "data", Storage: &appsv1alpha1.ComponentStorage{StorageClassName: &none}},
+	}}
+	got := func(v any) []string {
+		var out []string
+		for _, e := range Exposures(v, field.NewPath("spec")) {
+			out = append(out, e.Path.String()+" "+e.Verb+" "+e.Resource)
+		}
+		return out
+	}
+	const vct = "spec.template.spec.volumes[%d].ephemeral.volumeClaimTemplate.spec."
+	for _, tc := range []struct {
+		spec any
+		want []string
+	}{
+		{ps, []string{fmt.Sprintf(vct, 2) + "volumeName create persistentvolumeclaims",
+			fmt.Sprintf(vct, 3) + "selector create persistentvolumeclaims",
+			fmt.Sprintf(vct, 4) + "storageClassName create persistentvolumeclaims"}},
+		{ws, []string{"spec.storage.storageClassName create persistentvolumeclaims"}},
+		{idev1alpha1.WorkspaceSpec{Storage: idev1alpha1.WorkspaceStorage{StorageClassName: &fast}}, nil},
+		{p, []string{"spec.components[1].storage.storageClassName create persistentvolumeclaims"}},
 	} {
 		if g := got(tc.spec); !reflect.DeepEqual(g, tc.want) {
 			t.Errorf("Exposures(%T) = %q, want %q", tc.spec, g, tc.want)

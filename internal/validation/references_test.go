@@ -131,7 +131,7 @@ var notReferences = []struct{ path, why string }{
 	{`\.cephfs\.secretFile$|\.rbd\.keyring$`, "a path on the node"},
 	{`\.(kind|apiGroup|namespace)$`, "the kind, group or namespace part of a reference the walker reports by its name"},
 	{`issuerRef\.`, "a cert-manager issuer: checked as an exposure (Exposures)"},
-	{`\.volumeClaimTemplate\.(metadata|spec)\.`, "the claim an ephemeral volume makes for the Pod (its dataSource is a reference)"},
+	{`\.volumeClaimTemplate\.(metadata|spec)\.`, "the claim an ephemeral volume makes for the Pod (its dataSource is a reference; the volume it binds, by volumeName, selector or an empty class, an exposure: Exposures)"},
 	{`\.resourceClaims\[0\]\.name$|\.claims\[0\]\.(name|request)$`, "the name a Pod gives its own resource claims"},
 	{`^spec\.secrets\[0\]\.`, "the Secrets a Platform generates (named <platform>-<name>), not ones it reads"},
 	{`\.sshSecretRef\.user$`, "the login name, not an object"},

@@ -626,8 +626,10 @@ type ComponentStorage struct {
 	// expansion) but never shrink.
 	// +required
 	Size resource.Quantity `json:"size"`
-	// storageClassName of the volume; empty uses the cluster's default.
-	// Cannot change.
+	// storageClassName of the volume; omitted, the cluster's default
+	// class. "" binds a volume made beforehand without a class (one that
+	// exists, with its data), which takes the right to create
+	// persistentvolumeclaims in the namespace. Cannot change.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`

@@ -139,8 +139,10 @@ type WorkspaceStorage struct {
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
-	// storageClassName of the home volume; empty uses the cluster's
-	// default class. Cannot change.
+	// storageClassName of the home volume; omitted, the cluster's default
+	// class. "" binds a volume made beforehand without a class (one that
+	// exists, with its data), which takes the right to create
+	// persistentvolumeclaims in the namespace. Cannot change.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storage.storageClassName cannot change"
 	// +optional
 	StorageClassName *string `json:"storageClassName,omitempty"`

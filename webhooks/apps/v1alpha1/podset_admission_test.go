@@ -375,6 +375,32 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			"spec.template.spec.volumes[1].persistentVolumeClaim.claimName"))
 	})
 
+	It("should take the right to create claims for an ephemeral volume that binds a volume that exists, and not for a new volume of a class", func() {
+		kate, err := suite.Env.As(suite.Ctx, "kate", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		volume := func(name, claim string) string {
+			return `{"name":"` + name + `","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["ReadWriteOnce"],
+				"resources":{"requests":{"storage":"1Gi"}}` + claim + `}}}}`
+		}
+		spec := func(volumes ...string) string {
+			return `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],"volumes":[` + strings.Join(volumes, ",") + `]}}}`
+		}
+		err = kate.Create(suite.Ctx, podSetJSON("kates", spec(volume("a", `,"volumeName":"team-b-data"`),
+			volume("b", `,"selector":{"matchLabels":{"team":"b"}}`), volume("c", `,"storageClassName":""`))))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		const vct = "spec.template.spec.volumes[%d].ephemeral.volumeClaimTemplate.spec."
+		Expect(causes(err)).To(ConsistOf(fmt.Sprintf(vct, 0)+"volumeName", fmt.Sprintf(vct, 1)+"selector", fmt.Sprintf(vct, 2)+"storageClassName"))
+		Expect(err.Error()).To(ContainSubstring("create persistentvolumeclaims"))
+		Expect(kate.Create(suite.Ctx, podSetJSON("kates", spec(volume("a", `,"storageClassName":"fast"`), volume("b", ""))))).
+			To(Succeed(), "a new volume of a class, or of the default class, is anyone's")
+
+		leo, err := suite.Env.As(suite.Ctx, "leo", "default", podSets,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"create"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(leo.Create(suite.Ctx, podSetJSON("leos", spec(volume("a", `,"volumeName":"team-b-data"`))))).
+			To(Succeed(), "who may create claims may choose the volume one binds")
+	})
+
 	It("should refuse a Platform hook's Secret, an Ingress and a LoadBalancer the requester may not have", func() {
 		hank, err := suite.Env.As(suite.Ctx, "hank", "default", podSets)
 		Expect(err).NotTo(HaveOccurred())
