@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -362,10 +363,24 @@ func (r *Reconciler) connect(ctx context.Context, p *appsv1alpha1.Platform, serv
 		if server.CACert = ca.Data["ca.crt"]; len(server.CACert) == 0 {
 			return nil, &adminError{ReasonCASecretInvalid, fmt.Errorf("the CA Secret %s needs the key ca.crt", name)}
 		}
+		if !x509.NewCertPool().AppendCertsFromPEM(server.CACert) {
+			return nil, &adminError{ReasonCASecretInvalid, fmt.Errorf("the CA Secret %s's ca.crt holds no PEM certificate", name)}
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return r.connectServer(ctx, server)
+	conn, err := r.connectServer(ctx, server)
+	if err != nil && dbReason(err) != database.ReasonAuthenticationFailed {
+		// Until the server has asked for the admin's login, whatever
+		// failed — no answer, a refusal, no TLS or a certificate that does
+		// not match, bytes that are not the engine's protocol — is one
+		// failure to connect, told apart only in the operator's log
+		// (publicError): otherwise which addresses answer, and what they
+		// speak, could be read from a status by whoever may write
+		// spec.database.host.
+		err = &database.Error{Reason: database.ReasonServerUnreachable, Err: err}
+	}
+	return conn, err
 }
 
 func (r *Reconciler) connectServer(ctx context.Context, s database.Server) (database.Admin, error) {
@@ -427,8 +442,9 @@ func (r *Reconciler) provision(ctx context.Context, p *appsv1alpha1.Platform, se
 
 // publicError is what status and events say of a server's failure. A
 // failure to connect says only that: whether the address refused, timed
-// out or did not resolve would make the operator a port scanner from its
-// own network position for whoever may write spec.database.host. The
+// out, did not resolve, or answered without TLS or with something that is
+// not the engine would make the operator a port scanner from its own
+// network position for whoever may write spec.database.host. The
 // operator's log has the error.
 func publicError(err error, server database.Server) error {
 	if dbReason(err) != database.ReasonServerUnreachable {

@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -266,6 +268,45 @@ var _ = Describe("Platform databases", func() {
 				users, err := s.Users()
 				Expect(err).NotTo(HaveOccurred())
 				Expect(slices.Contains(users, api["username"]) || slices.Contains(users, worker["username"])).To(BeFalse(), "users left: %v", users)
+			})
+
+			It("should say the same of every address it cannot log in at, whatever answers there: nothing, HTTP or a banner", func() {
+				closed, err := net.Listen("tcp", "127.0.0.1:0")
+				Expect(err).NotTo(HaveOccurred())
+				nothing := closed.Addr().String()
+				Expect(closed.Close()).To(Succeed())
+				web := httptest.NewServer(http.NotFoundHandler())
+				DeferCleanup(web.Close)
+				banner, err := net.Listen("tcp", "127.0.0.1:0")
+				Expect(err).NotTo(HaveOccurred())
+				DeferCleanup(banner.Close)
+				go func() {
+					for {
+						c, err := banner.Accept()
+						if err != nil {
+							return
+						}
+						_, _ = c.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+						time.Sleep(100 * time.Millisecond)
+						_ = c.Close()
+					}
+				}()
+				var messages []string
+				for i, addr := range []string{nothing, web.Listener.Addr().String(), banner.Addr().String()} {
+					n := name(fmt.Sprintf("probe%d", i))
+					p := dbPlatform(n, engine)
+					host, port, err := net.SplitHostPort(addr)
+					Expect(err).NotTo(HaveOccurred())
+					p.Spec.Database.Host = host
+					fmt.Sscan(port, &p.Spec.Database.Port)
+					Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+					Eventually(databaseCondition(n), "30s").Should(And(HaveField("Status", metav1.ConditionFalse),
+						HaveField("Reason", database.ReasonServerUnreachable)), "what answers at %s", addr)
+					messages = append(messages, strings.ReplaceAll(databaseCondition(n)(Default).Message, addr, "<address>"))
+					Expect(suite.Client.Delete(suite.Ctx, p)).To(Succeed())
+				}
+				Expect(messages[1]).To(Equal(messages[0]), "HTTP is told apart from nothing")
+				Expect(messages[2]).To(Equal(messages[0]), "a banner is told apart from nothing")
 			})
 
 			It("should report a wrong admin password and a stopped server, start the other components, and recover without help", func() {
