@@ -19,13 +19,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
@@ -64,6 +68,9 @@ func clusterCommand(newEnv func() (*env, error)) *cobra.Command {
 			b := s.Data[KubeconfigKey]
 			if len(b) == 0 {
 				return fmt.Errorf("secret %s/%s has no %q yet", s.Namespace, s.Name, KubeconfigKey)
+			}
+			if err := inertKubeconfig(b); err != nil {
+				return fmt.Errorf("secret %s/%s: not printed: %w", s.Namespace, s.Name, err)
 			}
 			_, err := e.out.Write(b)
 			return err
@@ -206,4 +213,38 @@ func orNone(s string) string {
 		return "none yet"
 	}
 	return s
+}
+
+// inertKubeconfig refuses a kubeconfig that would do more on the reader's
+// machine than talk to its server: run a command (a user's exec plugin),
+// call an auth provider, or read a local file (a token, a certificate or
+// a key by path) and send what it holds. The installer writes every
+// credential inline; whoever may update the Secret could have written
+// anything else, and the plugin does not hand that to kubectl.
+func inertKubeconfig(b []byte) error {
+	cfg, err := clientcmd.Load(b)
+	if err != nil {
+		return fmt.Errorf("the kubeconfig does not parse: %w", err)
+	}
+	var why []string
+	for _, name := range slices.Sorted(maps.Keys(cfg.AuthInfos)) {
+		u := cfg.AuthInfos[name]
+		switch {
+		case u.Exec != nil:
+			why = append(why, fmt.Sprintf("user %q runs a command (exec)", name))
+		case u.AuthProvider != nil:
+			why = append(why, fmt.Sprintf("user %q calls an auth provider", name))
+		case u.TokenFile != "" || u.ClientCertificate != "" || u.ClientKey != "":
+			why = append(why, fmt.Sprintf("user %q reads a local file", name))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Clusters)) {
+		if cfg.Clusters[name].CertificateAuthority != "" {
+			why = append(why, fmt.Sprintf("cluster %q reads a local file", name))
+		}
+	}
+	if len(why) > 0 {
+		return fmt.Errorf("the kubeconfig would do more than the installer writes (%s): someone who may update the Secret changed it", strings.Join(why, "; "))
+	}
+	return nil
 }

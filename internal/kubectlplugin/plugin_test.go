@@ -238,6 +238,49 @@ func TestClusterKubeconfigPrintsTheSecretsKubeconfigOnlyOnceWritten(t *testing.T
 	}
 }
 
+func TestClusterKubeconfigRefusesAKubeconfigThatRunsACommandOrReadsLocalFiles(t *testing.T) {
+	kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "prod", Namespace: ns}}
+	kc.Status.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: "prod-kubeconfig"}
+	const inline = `apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: Zm9v}
+users:
+- name: admin
+  user: {client-certificate-data: Zm9v, client-key-data: Zm9v}
+contexts:
+- name: prod
+  context: {cluster: prod, user: admin}
+current-context: prod
+`
+	for _, tc := range []struct {
+		name, user, cluster, refused string
+	}{
+		{name: "inline, as the installer writes it"},
+		{name: "exec", user: "  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: sh, args: [-c, id]}}\n", refused: `user "admin" runs a command`},
+		{name: "auth provider", user: "  user: {auth-provider: {name: oidc}}\n", refused: `user "admin" calls an auth provider`},
+		{name: "token file", user: "  user: {tokenFile: /home/me/.aws/credentials}\n", refused: `user "admin" reads a local file`},
+		{name: "CA file", cluster: "  cluster: {server: \"https://10.0.0.1:6443\", certificate-authority: /etc/passwd}\n", refused: `cluster "prod" reads a local file`},
+	} {
+		conf := inline
+		if tc.user != "" {
+			conf = strings.Replace(conf, "  user: {client-certificate-data: Zm9v, client-key-data: Zm9v}\n", tc.user, 1)
+		}
+		if tc.cluster != "" {
+			conf = strings.Replace(conf, "  cluster: {server: \"https://10.0.0.1:6443\", certificate-authority-data: Zm9v}\n", tc.cluster, 1)
+		}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prod-kubeconfig", Namespace: ns}, Data: map[string][]byte{KubeconfigKey: []byte(conf)}}
+		out, err := execute(t, []client.Object{kc, s}, nil, "cluster", "kubeconfig", "prod")
+		switch {
+		case tc.refused == "" && (err != nil || out != conf):
+			t.Errorf("%s: kubeconfig = %q, %v", tc.name, out, err)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused) || out != ""):
+			t.Errorf("%s: want it refused (%s), got %q, %v", tc.name, tc.refused, out, err)
+		}
+	}
+}
+
 func TestJobPodIsTheOneTheJobControls(t *testing.T) {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "prod-create-1", Namespace: ns, UID: "job-uid"}}
 	labels := map[string]string{batchv1.ControllerUidLabel: "job-uid"}
