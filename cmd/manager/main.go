@@ -231,6 +231,9 @@ func main() {
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, authenticated and authorised through the Kubernetes API. Use --metrics-secure=false for HTTP.")
 	flag.StringVar(&webhookCertPath, "webhook-cert-path", "", "The directory that contains the webhook certificate.")
+	webhookClientCA := flag.String("webhook-client-ca", "",
+		"A CA bundle (a path, or a file name in --webhook-cert-path): the webhook server then takes requests only from a client "+
+			"with a certificate it signed — the API server, configured to present one (docs/security.md). Empty: any client that reaches the port.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"The directory that contains the metrics server certificate. A self-signed one is generated when empty.")
 	flag.StringVar(&certName, "cert-name", "tls.crt", "The certificate file name in the cert directories.")
@@ -332,7 +335,7 @@ func main() {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
 
-	webhookOpts := webhook.Options{Port: webhookPort, TLSOpts: tlsOpts}
+	webhookOpts := webhook.Options{Port: webhookPort, TLSOpts: tlsOpts, ClientCAName: *webhookClientCA}
 	if *webhookProvision {
 		webhookCertPath = *webhookCert.dir
 	}

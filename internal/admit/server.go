@@ -104,7 +104,12 @@ func (s *webhookServer) Start(ctx context.Context) error {
 		}()
 	}
 	if s.opts.ClientCAName != "" {
-		pem, err := os.ReadFile(filepath.Join(s.opts.CertDir, s.opts.ClientCAName))
+		// A name in the certificate directory, or a path of its own.
+		path := s.opts.ClientCAName
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.opts.CertDir, path)
+		}
+		pem, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("reading the client CA: %w", err)
 		}

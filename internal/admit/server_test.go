@@ -21,6 +21,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -111,5 +113,84 @@ func TestWebhookServerOutlastsTheAPIServersIdleConnections(t *testing.T) {
 	// (which then dials anew) or sees it closed: either way not reused.
 	if get() {
 		t.Error("an idle connection outlived the idle timeout")
+	}
+}
+
+// With a client CA the webhook server takes requests only from a client
+// that presents a certificate that CA signed (the API server, configured
+// to): no certificate, or one of another CA, is refused in the handshake.
+func TestWebhookServerWithAClientCATakesOnlyClientsWithItsCertificates(t *testing.T) {
+	serving, err := localca.New("serving")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients, err := localca.New("api-server-clients")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := localca.New("someone-else")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := serving.WriteServing(dir, "127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "clients.crt")
+	if err := os.WriteFile(caFile, clients.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port, err := ports.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewWebhookServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir, ClientCAName: caFile})
+	srv.Register("/hello", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") }))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); srv.StartedChecker()(nil) != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not started: %v", srv.StartedChecker()(nil))
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(serving.PEM)
+	get := func(from *localca.CA) (string, error) {
+		cfg := &tls.Config{RootCAs: pool}
+		if from != nil {
+			certPEM, keyPEM, err := from.Client(time.Hour, "kube-apiserver")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cert, err := tls.X509KeyPair(certPEM, keyPEM)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+		resp, err := c.Get("https://127.0.0.1:" + strconv.Itoa(port) + "/hello")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	if got, err := get(clients); err != nil || got != "hello" {
+		t.Errorf("a client with the CA's certificate: %q, %v", got, err)
+	}
+	if got, err := get(nil); err == nil {
+		t.Errorf("a client without a certificate was answered %q", got)
+	}
+	if got, err := get(other); err == nil {
+		t.Errorf("a client with another CA's certificate was answered %q", got)
 	}
 }

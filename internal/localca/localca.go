@@ -84,6 +84,26 @@ func (ca *CA) Serving(validity time.Duration, hosts ...string) (certPEM, keyPEM 
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
+	return ca.issue(tmpl, key)
+}
+
+// Client returns a client certificate and key (PEM) for commonName, valid
+// for validity: what the API server presents to a webhook that asks for
+// one.
+func (ca *CA) Client(validity time.Duration, commonName string) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ca.issue(&x509.Certificate{
+		SerialNumber: serial(), Subject: pkix.Name{CommonName: commonName},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(validity),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, key)
+}
+
+// issue signs tmpl for key's public half; the certificate and the key in PEM.
+func (ca *CA) issue(tmpl *x509.Certificate, key *ecdsa.PrivateKey) (certPEM, keyPEM []byte, err error) {
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		return nil, nil, err
