@@ -264,6 +264,19 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 			if h := v.FieldByName("Host"); h.IsValid() && h.Kind() == reflect.String {
 				*out = append(*out, Exposure{Group: "networking.k8s.io", Resource: "ingresses", Host: h.String(), Path: p.Child("host")})
 			}
+			// Hosts an ingress controller serves besides the Ingress's
+			// own, named in its annotations: hosts all the same.
+			if f := v.FieldByName("Annotations"); f.IsValid() && f.Type() == reflect.TypeFor[map[string]string]() {
+				a := f.Interface().(map[string]string)
+				for _, k := range slices.Sorted(maps.Keys(a)) {
+					if !slices.Contains(IngressHostAnnotations, k) {
+						continue
+					}
+					for _, h := range strings.FieldsFunc(a[k], func(r rune) bool { return r == ',' || r == ' ' }) {
+						*out = append(*out, Exposure{Group: "networking.k8s.io", Resource: "ingresses", Host: h, Path: p.Child("annotations").Key(k)})
+					}
+				}
+			}
 		}
 		*out = append(*out, boundVolumes(v, p)...)
 		if name, ok := statefulStorage(v); ok {
@@ -383,6 +396,11 @@ func hostAllowed(patterns []string, host string) bool {
 	return false
 }
 
+// IngressHostAnnotations are the Ingress annotations whose values are
+// hosts the ingress controller serves too (comma-separated): each is an
+// Ingress host for admission and the administrator's Policy.
+var IngressHostAnnotations = []string{"nginx.ingress.kubernetes.io/server-alias"}
+
 // ForbiddenIngressAnnotation reports why an Ingress annotation a spec asks
 // for is refused: kubeforge's own (kubeforge.io/*), and ingress-nginx's
 // snippets, which run as configuration of the shared ingress controller.
@@ -398,6 +416,8 @@ func ForbiddenIngressAnnotation(key string) string {
 		return "kubeforge's own annotations are set by kubeforge only"
 	case strings.Contains(strings.ToLower(name), "snippet"):
 		return "snippet annotations run as configuration of the shared ingress controller"
+	case prefix == "cert-manager.io" || strings.HasSuffix(prefix, ".cert-manager.io"):
+		return "cert-manager's annotations would have it issue a certificate past admission's checks of the issuer: use ingress.tls.issuerRef, which is checked"
 	}
 	return ""
 }

@@ -34,7 +34,8 @@ func TestExposuresFindIngressesCertificatesNodePortsBaselineStatefulSetVolumesAn
 		TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "le", Kind: "ClusterIssuer"}}}}
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
 		{Name: "web", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeLoadBalancer},
-			Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com"}},
+			Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com",
+				Annotations: map[string]string{"nginx.ingress.kubernetes.io/server-alias": "www.shop.example.com, bank.example.org"}}},
 		{Name: "db", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeClusterIP}, PodSecurity: appsv1alpha1.PodSecurityBaseline},
 		{Name: "api", PodSecurity: appsv1alpha1.PodSecurityRestricted},
 		{Name: "pg", Workload: appsv1alpha1.WorkloadStatefulSet, Storage: &appsv1alpha1.ComponentStorage{}},
@@ -63,6 +64,8 @@ func TestExposuresFindIngressesCertificatesNodePortsBaselineStatefulSetVolumesAn
 	}{
 		{ws, []string{"spec.ingress.host ingresses ide.example.com", "spec.ingress.tls.issuerRef certificates ClusterIssuer/le"}},
 		{p, []string{"spec.components[0].service.type services LoadBalancer", "spec.components[0].ingress.host ingresses shop.example.com",
+			"spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-alias] ingresses www.shop.example.com",
+			"spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-alias] ingresses bank.example.org",
 			"spec.components[1].podSecurity usepodsecuritylevels baseline",
 			"spec.components[3].storage getpersistentvolumeclaims ", "spec.components[3].storage createpods "}},
 		{b, []string{"spec.serviceType services NodePort"}},
@@ -145,6 +148,14 @@ func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
 	if errs := (Policy{}).Rules(spec("anything.example.org", "any"), field.NewPath("spec")); len(errs) != 0 {
 		t.Errorf("an empty policy refused: %v", errs)
 	}
+	// A host an ingress controller serves by annotation is a host too.
+	aliased := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{{Name: "web",
+		Ingress: &appsv1alpha1.ComponentIngress{Host: "web.ide.example.com",
+			Annotations: map[string]string{"nginx.ingress.kubernetes.io/server-alias": "bank.example.org"}}}}}
+	errs := pol.Rules(aliased, field.NewPath("spec"))
+	if len(errs) != 1 || errs[0].Field != "spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-alias]" {
+		t.Errorf("an aliased host outside the policy: %v", errs)
+	}
 }
 
 func TestIngressAnnotationsOfKubeforgeAndSnippetsAreForbidden(t *testing.T) {
@@ -155,7 +166,9 @@ func TestIngressAnnotationsOfKubeforgeAndSnippetsAreForbidden(t *testing.T) {
 		"nginx.ingress.kubernetes.io/server-snippet":        true,
 		"nginx.ingress.kubernetes.io/auth-snippet":          true,
 		"nginx.ingress.kubernetes.io/rewrite-target":        false,
-		"cert-manager.io/cluster-issuer":                    false,
+		"cert-manager.io/cluster-issuer":                    true,
+		"cert-manager.io/issuer":                            true,
+		"acme.cert-manager.io/http01-edit-in-place":         true,
 		"example.com/kubeforge.io":                          false,
 	} {
 		if got := ForbiddenIngressAnnotation(key) != ""; got != forbidden {
