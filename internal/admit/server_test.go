@@ -42,18 +42,7 @@ func TestWebhookServerOutlastsTheAPIServersIdleConnections(t *testing.T) {
 	if IdleTimeout <= APIServerIdleTimeout {
 		t.Fatalf("idle timeout %s: not longer than the API server's %s", IdleTimeout, APIServerIdleTimeout)
 	}
-	ca, err := localca.New("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := ca.WriteServing(dir, "127.0.0.1"); err != nil {
-		t.Fatal(err)
-	}
-	port, err := ports.Free()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, dir, port := servingSetup(t)
 	srv := NewWebhookServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
 	if got := srv.(*webhookServer).idle; got != IdleTimeout {
 		t.Fatalf("a new server's idle timeout is %s, want %s", got, IdleTimeout)
@@ -63,22 +52,7 @@ func TestWebhookServerOutlastsTheAPIServersIdleConnections(t *testing.T) {
 	if err := srv.StartedChecker()(nil); err == nil {
 		t.Fatal("started before Start")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.StartedChecker()(nil) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("not started: %v", srv.StartedChecker()(nil))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	start(t, srv)
 
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.PEM)
@@ -120,10 +94,7 @@ func TestWebhookServerOutlastsTheAPIServersIdleConnections(t *testing.T) {
 // that presents a certificate that CA signed (the API server, configured
 // to): no certificate, or one of another CA, is refused in the handshake.
 func TestWebhookServerWithAClientCATakesOnlyClientsWithItsCertificates(t *testing.T) {
-	serving, err := localca.New("serving")
-	if err != nil {
-		t.Fatal(err)
-	}
+	serving, dir, port := servingSetup(t)
 	clients, err := localca.New("api-server-clients")
 	if err != nil {
 		t.Fatal(err)
@@ -132,34 +103,13 @@ func TestWebhookServerWithAClientCATakesOnlyClientsWithItsCertificates(t *testin
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := serving.WriteServing(dir, "127.0.0.1"); err != nil {
-		t.Fatal(err)
-	}
 	caFile := filepath.Join(t.TempDir(), "clients.crt")
 	if err := os.WriteFile(caFile, clients.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port, err := ports.Free()
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := NewWebhookServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir, ClientCAName: caFile})
 	srv.Register("/hello", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") }))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Start: %v", err)
-		}
-	}()
-	for deadline := time.Now().Add(10 * time.Second); srv.StartedChecker()(nil) != nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not started: %v", srv.StartedChecker()(nil))
-		}
-	}
+	start(t, srv)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(serving.PEM)
 	get := func(from *localca.CA) (string, error) {
@@ -192,5 +142,43 @@ func TestWebhookServerWithAClientCATakesOnlyClientsWithItsCertificates(t *testin
 	}
 	if got, err := get(other); err == nil {
 		t.Errorf("a client with another CA's certificate was answered %q", got)
+	}
+}
+
+// servingSetup makes a CA, a serving certificate for 127.0.0.1 in a
+// directory of the test's, and a free port.
+func servingSetup(t *testing.T) (*localca.CA, string, int) {
+	t.Helper()
+	ca, err := localca.New("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := ca.WriteServing(dir, "127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	port, err := ports.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, dir, port
+}
+
+// start starts srv until the test ends, and waits until it serves.
+func start(t *testing.T, srv webhook.Server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); srv.StartedChecker()(nil) != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not started: %v", srv.StartedChecker()(nil))
+		}
 	}
 }
