@@ -266,7 +266,7 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 			}
 			// Hosts an ingress controller serves besides the Ingress's
 			// own, named in its annotations: hosts all the same.
-			if f := v.FieldByName("Annotations"); f.IsValid() && f.Type() == reflect.TypeFor[map[string]string]() {
+			if f := v.FieldByName("Annotations"); f.IsValid() && f.CanInterface() && f.Type() == reflect.TypeFor[map[string]string]() {
 				a := f.Interface().(map[string]string)
 				for _, k := range slices.Sorted(maps.Keys(a)) {
 					if !slices.Contains(IngressHostAnnotations, k) {
