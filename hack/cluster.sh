@@ -22,8 +22,11 @@
 # `kwokctl scale node` makes, so it never fakes the real node's pods.
 #
 # kwok has no storage, so the cluster gets CLUSTER_VOLUMES hostPath
-# PersistentVolumes without a storage class, standing in for a provisioner:
-# the PersistentVolume controller binds claims that name no class to them.
+# PersistentVolumes of the StorageClass "local", standing in for a
+# provisioner, and "local" is the cluster's default class: claims that name
+# no class get it and bind to those volumes. (kubeforge makes no claim
+# without a class in a cluster without a default class, where such a
+# claim would bind any Available volume without one: docs/security.md.)
 # Their directories are in the cluster's own directory (gone with the
 # cluster), made here, world-writable with the sticky bit like /tmp, so
 # that a real node's Pods can write to them as any user (a Workspace's IDE
@@ -171,6 +174,17 @@ create() {
 
 volumes() {
   local i manifest="" dir="$KWOK_WORKDIR/clusters/$CLUSTER_NAME/volumes"
+  manifest="apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: local
+  annotations:
+    storageclass.kubernetes.io/is-default-class: \"true\"
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: Immediate
+reclaimPolicy: Retain
+---
+"
   for i in $(seq 1 "$CLUSTER_VOLUMES"); do
     mkdir -p "$dir/pv-$i" && chmod 1777 "$dir/pv-$i"
     manifest+="apiVersion: v1
@@ -184,6 +198,7 @@ spec:
     storage: 20Gi
   accessModes: [ReadWriteOnce]
   persistentVolumeReclaimPolicy: Retain
+  storageClassName: local
   hostPath:
     path: $dir/pv-$i
 ---

@@ -310,7 +310,9 @@ func waits(r reconcile.Reconciler, limit time.Duration, now func() time.Time) re
 }
 
 // FailureReason is the status reason for an error of Apply: NameConflict
-// when an object with a wanted name is not the owner's, ApplyFailed
+// when an object with a wanted name is not the owner's,
+// NoDefaultStorageClass when its claims would name no class in a cluster
+// without a default one (NoDefaultStorageClassError), ApplyFailed
 // otherwise.
 func FailureReason(err error) string {
 	reason := ""
@@ -323,6 +325,12 @@ func FailureReason(err error) string {
 	})
 	if reason != "" {
 		return reason
+	}
+	if anyError(err, func(e error) bool {
+		var n *NoDefaultStorageClassError
+		return errors.As(e, &n)
+	}) {
+		return ReasonNoDefaultStorageClass
 	}
 	if IsConflict(err) {
 		return conditions.ReasonNameConflict
@@ -678,6 +686,9 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	if read.unproven {
 		// Not in the cache: create it, which fails on anything under the
 		// name. Only then is the API server asked what is there.
+		if err := e.claimsHaveAClass(ctx, key, obj); err != nil {
+			return key, unchanged, nil, err
+		}
 		mdAnnotations[proof.Annotation] = e.Proof.PendingMark(sealed(gk, obj), bind)
 		log.Info("Creating owned object", "object", key)
 		u := &unstructured.Unstructured{Object: want}
@@ -809,6 +820,9 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		mdAnnotations[proof.Annotation] = e.Proof.PendingMark(sealed(gk, obj), bind)
 	}
 
+	if err := e.claimsHaveAClass(ctx, key, obj); err != nil {
+		return key, unchanged, nil, err
+	}
 	if exists {
 		log.Info("Updating owned object", "object", key, "firstDifference", diff)
 	} else {

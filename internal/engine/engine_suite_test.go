@@ -26,7 +26,9 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -491,6 +493,51 @@ var _ = Describe("Engine", func() {
 			done, err = engine.PatchAsRead(ctx, env.Client, read, jsonpatch.NewOperation("add", "/data", map[string]string{"k": "stale"}))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(done).To(BeFalse())
+		})
+	})
+
+	Context("When an object makes volume claims", func() {
+		It("should make no claim that names no storage class while the cluster has no default StorageClass, and make it once it has one", func() {
+			claim := func(name string, class *string) *corev1.PersistentVolumeClaim {
+				return &corev1.PersistentVolumeClaim{
+					ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: corev1.PersistentVolumeClaimSpec{
+						AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						StorageClassName: class,
+						Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+					},
+				}
+			}
+			setDefault := func(on bool) {
+				sc := &storagev1.StorageClass{}
+				Expect(env.Client.Get(ctx, client.ObjectKey{Name: testenv.DefaultStorageClass}, sc)).To(Succeed())
+				if on {
+					sc.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
+				} else {
+					sc.Annotations = nil
+				}
+				Expect(env.Client.Update(ctx, sc)).To(Succeed())
+			}
+			setDefault(false)
+			DeferCleanup(setDefault, true)
+			owner := newOwner("unclassed")
+			desired := func() []client.Object {
+				return []client.Object{claim("unclassed-named", new("fast")), claim("unclassed-none", nil)}
+			}
+			_, err := eng.Apply(ctx, owner, desired(), &corev1.PersistentVolumeClaim{})
+			Expect(err).To(HaveOccurred())
+			Expect(engine.FailureReason(err)).To(Equal(engine.ReasonNoDefaultStorageClass))
+			Expect(err.Error()).To(ContainSubstring("PersistentVolumeClaim/unclassed-none is a volume claim that names no storage class, and the cluster has no default StorageClass"))
+			Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "unclassed-none"}, &corev1.PersistentVolumeClaim{})).
+				To(Satisfy(apierrors.IsNotFound), "a claim that would bind any volume without a class is not made")
+			Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "unclassed-named"}, &corev1.PersistentVolumeClaim{})).
+				To(Succeed(), "a claim of a named class is made")
+
+			By("an administrator marks a default StorageClass")
+			setDefault(true)
+			res, err := eng.Apply(ctx, owner, desired(), &corev1.PersistentVolumeClaim{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Created).To(Equal([]string{"PersistentVolumeClaim/unclassed-none"}))
 		})
 	})
 

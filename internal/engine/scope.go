@@ -341,6 +341,7 @@ var ClusterScopedAccess = []ClusterAccess{
 	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Why: "ask whether a requester may do what an object or an API call asks (webhooks, API, metrics)"},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Why: "apply kubeforge's own policies under OLM (--ensure-admission-policy)"},
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Why: "bind those policies"},
+	{Group: "storage.k8s.io", Resource: "storageclasses", Why: "find the default class before writing a claim that names none (UnclassedClaims)"},
 	// (impersonate:serviceaccount on authentication.k8s.io serviceaccounts
 	// is checked in the ServiceAccount's namespace: it is a namespaced
 	// rule, so a namespace-scoped kubeforge acts only as the

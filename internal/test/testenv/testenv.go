@@ -30,7 +30,9 @@ import (
 	"sync"
 	"time"
 
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -95,6 +97,9 @@ func CertManagerCRDDir() (string, error) {
 	return dir, nil
 }
 
+// DefaultStorageClass is the name of the default StorageClass Start makes.
+const DefaultStorageClass = "standard"
+
 // Start starts etcd and kube-apiserver from KUBEBUILDER_ASSETS. It fails,
 // rather than skipping, when they are missing: make test builds them.
 func Start(opts Options) (*Env, error) {
@@ -142,6 +147,15 @@ func Start(opts Options) (*Env, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// A default StorageClass, as a real cluster has: the engine makes no
+	// claim without a class in a cluster without one (engine.UnclassedClaims).
+	if err := c.Create(ctx, &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: DefaultStorageClass, Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner: "kubernetes.io/no-provisioner",
+	}); err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("creating the default StorageClass: %w", err)
+	}
 	keys, err := proof.Load(ctx, c, "kube-system", proof.DefaultSecretName)
 	if err != nil {
 		_ = env.Stop()
