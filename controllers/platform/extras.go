@@ -78,7 +78,7 @@ func Ingress(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent) *netwo
 	for k, v := range in.Annotations {
 		// kubeforge's own and snippet annotations never reach the ingress
 		// controller, also when stored before admission refused them.
-		if validation.ForbiddenIngressAnnotation(k) != "" {
+		if validation.ForbiddenIngressAnnotation(k, v) != "" {
 			continue
 		}
 		if meta.Annotations == nil {

@@ -15,6 +15,7 @@
 package validation
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"regexp"
@@ -23,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -137,6 +139,81 @@ func boundVolumes(v reflect.Value, p *field.Path) []Exposure {
 		out = append(out, Exposure{Resource: "persistentvolumeclaims", Verb: "create", Why: why, Path: p.Child(plan.selectorName)})
 	}
 	return out
+}
+
+var volumeSource = reflect.TypeFor[corev1.VolumeSource]()
+
+// ClaimVolumeSources are the sources of a Pod's volume (JSON names) that
+// mount no storage that exists already except through a claim, or that
+// only project the namespace's own objects: those Pod Security's
+// restricted level allows, but csi. Any other source — an inline csi
+// volume (an NFS share its attributes name), nfs, hostPath, iscsi, a cloud
+// disk — mounts storage directly, with no claim for the namespace's quota
+// and RBAC to stand between: only who may create pods may have one.
+var ClaimVolumeSources = []string{"configMap", "downwardAPI", "emptyDir", "ephemeral", "image", "persistentVolumeClaim", "projected", "secret"}
+
+// directVolumes returns the exposures of a VolumeSource v: a source that
+// is not one of ClaimVolumeSources takes the right to create pods.
+func directVolumes(v reflect.Value, p *field.Path) []Exposure {
+	var out []Exposure
+	for _, f := range exposurePlanAll(v.Type()) {
+		fv := v.Field(f.index)
+		if fv.Kind() != reflect.Pointer || fv.IsNil() || slices.Contains(ClaimVolumeSources, f.name) {
+			continue
+		}
+		out = append(out, Exposure{Resource: "pods", Verb: "create", Path: p.Child(f.name),
+			Why: "which a volume that mounts storage directly takes: a " + f.name + " volume mounts what it names with no claim, " +
+				"so may not have kubeforge mount one (use a claim, or an ephemeral volume of a storage class)"})
+	}
+	return out
+}
+
+// exposurePlanAll are struct type t's exported, serialised fields.
+func exposurePlanAll(t reflect.Type) []exposureField {
+	var out []exposureField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if name, inline := jsonName0(f); name != "-" && name != "" {
+			out = append(out, exposureField{index: i, name: name, inline: inline})
+		}
+	}
+	return out
+}
+
+// legacyClaimClass is the claim-binding exposure of a claim (template)
+// whose metadata has the legacy class annotation set to "": the
+// PersistentVolume controller reads it before spec.storageClassName, and
+// "" binds any Available volume without a class, as storageClassName ""
+// does.
+func legacyClaimClass(v reflect.Value, p *field.Path) []Exposure {
+	if !claimTemplate(v.Type()) {
+		return nil
+	}
+	meta := v.FieldByName("ObjectMeta").Interface().(metav1.ObjectMeta)
+	if c, ok := meta.Annotations[LegacyClaimClassAnnotation]; ok && c == "" {
+		return []Exposure{{Resource: "persistentvolumeclaims", Verb: "create", Path: p.Child("metadata", "annotations").Key(LegacyClaimClassAnnotation),
+			Why: "which choosing the volume a claim binds takes: the legacy class annotation set to \"\" binds a volume that exists already, with its data, " +
+				"so may not set it (name a class in spec.storageClassName, or leave both out for the default class)"}}
+	}
+	return nil
+}
+
+// LegacyClaimClassAnnotation is the annotation that named a claim's
+// storage class before spec.storageClassName, still read first.
+const LegacyClaimClassAnnotation = "volume.beta.kubernetes.io/storage-class"
+
+// claimTemplate reports whether t is a claim or a claim template: an
+// ObjectMeta beside a PersistentVolumeClaimSpec Spec.
+func claimTemplate(t reflect.Type) bool {
+	m, ok := t.FieldByName("ObjectMeta")
+	if !ok || m.Type != reflect.TypeFor[metav1.ObjectMeta]() {
+		return false
+	}
+	s, ok := t.FieldByName("Spec")
+	return ok && s.Type == reflect.TypeFor[corev1.PersistentVolumeClaimSpec]()
 }
 
 // PlainInstallerVariables are the installer variables that are data to
@@ -266,19 +343,24 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 			}
 			// Hosts an ingress controller serves besides the Ingress's
 			// own, named in its annotations: hosts all the same.
+			// (One that is refused never reaches the controller: nothing to ask.)
 			if f := v.FieldByName("Annotations"); f.IsValid() && f.CanInterface() && f.Type() == reflect.TypeFor[map[string]string]() {
 				a := f.Interface().(map[string]string)
 				for _, k := range slices.Sorted(maps.Keys(a)) {
-					if !slices.Contains(IngressHostAnnotations, k) {
+					if !IngressHostAnnotation(k) || ForbiddenIngressAnnotation(k, a[k]) != "" {
 						continue
 					}
-					for _, h := range strings.FieldsFunc(a[k], func(r rune) bool { return r == ',' || r == ' ' }) {
+					for _, h := range annotationHosts(a[k]) {
 						*out = append(*out, Exposure{Group: "networking.k8s.io", Resource: "ingresses", Host: h, Path: p.Child("annotations").Key(k)})
 					}
 				}
 			}
 		}
 		*out = append(*out, boundVolumes(v, p)...)
+		*out = append(*out, legacyClaimClass(v, p)...)
+		if t == volumeSource {
+			*out = append(*out, directVolumes(v, p)...)
+		}
 		if name, ok := statefulStorage(v); ok {
 			why := "which a StatefulSet's volumes take: its controller mounts any claim named data-<workload>-<ordinal>, " +
 				"which kubeforge cannot prove it made, so may not have kubeforge run a StatefulSet with storage"
@@ -344,7 +426,8 @@ func canExpose(t reflect.Type) bool {
 		return true
 	case reflect.Struct:
 		// A recursive type still being planned can.
-		if t == issuerReference || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.Of(t).ok || bindingPlans.Of(t).ok || exposurePlans.Planning(t) {
+		if t == issuerReference || t == volumeSource || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.Of(t).ok || bindingPlans.Of(t).ok ||
+			claimTemplate(t) || exposurePlans.Planning(t) {
 			return true
 		}
 		return len(exposurePlans.Locked(t)) > 0
@@ -379,7 +462,13 @@ func (pol Policy) Rules(spec any, root *field.Path) field.ErrorList {
 	return errs
 }
 
+// hostAllowed reports whether host, a DNS name (a "*." wildcard allowed),
+// matches one of patterns. Anything else — a regular expression an
+// ingress controller would take as a pattern of hosts — matches none.
 func hostAllowed(patterns []string, host string) bool {
+	if !dnsHost(host) {
+		return false
+	}
 	host = strings.ToLower(host)
 	for _, p := range patterns {
 		p = strings.ToLower(p)
@@ -396,28 +485,78 @@ func hostAllowed(patterns []string, host string) bool {
 	return false
 }
 
-// IngressHostAnnotations are the Ingress annotations whose values are
-// hosts the ingress controller serves too (comma-separated): each is an
-// Ingress host for admission and the administrator's Policy.
-var IngressHostAnnotations = []string{"nginx.ingress.kubernetes.io/server-alias"}
+// IngressHostAnnotation reports whether an Ingress annotation's value is
+// hosts an ingress controller serves besides the Ingress's own: any key
+// whose name (after the prefix) says "alias" — ingress-nginx's and
+// HAProxy's server-alias (and -regex), Kong's host-aliases, the legacy
+// ingress.kubernetes.io/server-alias — whatever the controller. Each host
+// is an Ingress host for admission and the administrator's Policy, and
+// must be a DNS name (ForbiddenIngressAnnotation).
+func IngressHostAnnotation(key string) bool {
+	return strings.Contains(strings.ToLower(annotationName(key)), "alias")
+}
 
-// ForbiddenIngressAnnotation reports why an Ingress annotation a spec asks
-// for is refused: kubeforge's own (kubeforge.io/*), and ingress-nginx's
-// snippets, which run as configuration of the shared ingress controller.
-// "" when it is allowed. The Ingress builders drop such annotations too,
-// so that a value stored before the rule never reaches the controller.
-func ForbiddenIngressAnnotation(key string) string {
-	prefix, name, _ := strings.Cut(key, "/")
-	if name == "" {
-		name, prefix = prefix, ""
+// annotationHosts are the hosts of a host annotation's value, separated
+// by commas or spaces.
+func annotationHosts(value string) []string {
+	return strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ' ' })
+}
+
+// dnsHost reports whether host is a DNS name, or "*." and one.
+func dnsHost(host string) bool {
+	return len(utilvalidation.IsDNS1123Subdomain(strings.ToLower(strings.TrimPrefix(host, "*.")))) == 0
+}
+
+func annotationName(key string) string {
+	if _, name, ok := strings.Cut(key, "/"); ok {
+		return name
 	}
+	return key
+}
+
+// ForbiddenIngressAnnotation reports why an Ingress annotation (key set
+// to value) a spec asks for is refused, "" when it is allowed:
+//   - kubeforge's own (kubeforge.io/*);
+//   - snippets (*snippet*), which run as configuration of the shared
+//     ingress controller;
+//   - those that have a certificate issued past admission's check of the
+//     issuer: a name with "issuer" (cert-manager's issuer, cluster-issuer,
+//     issuer-kind, issuer-group), "acme" (kubernetes.io/tls-acme, which
+//     cert-manager and others take as "issue one from the default
+//     issuer"), "certresolver" or "tls.domains" (Traefik's ACME
+//     resolvers). acme.cert-manager.io/http01-* only places a challenge
+//     solver and stays allowed;
+//   - a host annotation (IngressHostAnnotation) with a value that is not
+//     DNS names: a regular expression would match hosts no Policy can
+//     hold it to.
+//
+// The Ingress builders drop such annotations too, so that a value stored
+// before the rule never reaches the controller.
+func ForbiddenIngressAnnotation(key, value string) string {
+	prefix, _, _ := strings.Cut(key, "/")
+	if prefix == key {
+		prefix = ""
+	}
+	name := strings.ToLower(annotationName(key))
 	switch {
 	case prefix == "kubeforge.io" || strings.HasSuffix(prefix, ".kubeforge.io"):
 		return "kubeforge's own annotations are set by kubeforge only"
-	case strings.Contains(strings.ToLower(name), "snippet"):
+	case strings.Contains(name, "snippet"):
 		return "snippet annotations run as configuration of the shared ingress controller"
-	case prefix == "cert-manager.io" || strings.HasSuffix(prefix, ".cert-manager.io"):
-		return "cert-manager's annotations would have it issue a certificate past admission's checks of the issuer: use ingress.tls.issuerRef, which is checked"
+	case strings.Contains(name, "issuer") || strings.Contains(name, "acme") || strings.Contains(name, "certresolver") || strings.Contains(name, "tls.domains"):
+		return "an annotation that has the ingress controller or cert-manager issue a certificate would do it past admission's checks of the issuer: " +
+			"use ingress.tls.issuerRef, which is checked"
+	case IngressHostAnnotation(key):
+		hosts := annotationHosts(value)
+		if len(hosts) == 0 {
+			return "names no host: hosts, separated by commas"
+		}
+		for _, h := range hosts {
+			if !dnsHost(h) {
+				return fmt.Sprintf("%q is not a DNS name (a leading \"*.\" allowed): the hosts an ingress controller serves by annotation "+
+					"are held to the same rules as ingress.host, which a pattern escapes", h)
+			}
+		}
 	}
 	return ""
 }

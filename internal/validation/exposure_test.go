@@ -92,6 +92,11 @@ func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T)
 		claim(corev1.PersistentVolumeClaimSpec{StorageClassName: &fast, VolumeName: "team-b-data"}),
 		claim(corev1.PersistentVolumeClaimSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}}),
 		claim(corev1.PersistentVolumeClaimSpec{StorageClassName: &none}),
+		{Name: "legacy", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyClaimClassAnnotation: ""}},
+			Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &fast}}}}},
+		{Name: "legacy-named", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyClaimClassAnnotation: "fast"}}}}}},
 	}}}}
 	ws := idev1alpha1.WorkspaceSpec{Storage: idev1alpha1.WorkspaceStorage{StorageClassName: &none}}
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
@@ -112,7 +117,8 @@ func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T)
 	}{
 		{ps, []string{fmt.Sprintf(vct, 2) + "volumeName create persistentvolumeclaims",
 			fmt.Sprintf(vct, 3) + "selector create persistentvolumeclaims",
-			fmt.Sprintf(vct, 4) + "storageClassName create persistentvolumeclaims"}},
+			fmt.Sprintf(vct, 4) + "storageClassName create persistentvolumeclaims",
+			"spec.template.spec.volumes[5].ephemeral.volumeClaimTemplate.metadata.annotations[volume.beta.kubernetes.io/storage-class] create persistentvolumeclaims"}},
 		{ws, []string{"spec.storage.storageClassName create persistentvolumeclaims"}},
 		{idev1alpha1.WorkspaceSpec{Storage: idev1alpha1.WorkspaceStorage{StorageClassName: &fast}}, nil},
 		{p, []string{"spec.components[1].storage.storageClassName create persistentvolumeclaims"}},
@@ -120,6 +126,30 @@ func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T)
 		if g := got(tc.spec); !reflect.DeepEqual(g, tc.want) {
 			t.Errorf("Exposures(%T) = %q, want %q", tc.spec, g, tc.want)
 		}
+	}
+}
+
+func TestAVolumeThatMountsStorageWithoutAClaimTakesTheRightToCreatePods(t *testing.T) {
+	ps := appsv1alpha1.PodSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "share", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "nfs.csi.k8s.io",
+			VolumeAttributes: map[string]string{"server": "nfs.team-b", "share": "/exports/b"}}}},
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib"}}},
+		{Name: "nfs", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.team-b", Path: "/"}}},
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+		{Name: "info", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{}}},
+	}}}}
+	var got []string
+	for _, e := range Exposures(ps, field.NewPath("spec")) {
+		got = append(got, e.Path.String()+" "+e.Verb+" "+e.Resource)
+	}
+	want := []string{
+		"spec.template.spec.volumes[0].csi create pods",
+		"spec.template.spec.volumes[1].hostPath create pods",
+		"spec.template.spec.volumes[2].nfs create pods",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Exposures = %q, want %q", got, want)
 	}
 }
 
@@ -156,23 +186,45 @@ func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
 	if len(errs) != 1 || errs[0].Field != "spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-alias]" {
 		t.Errorf("an aliased host outside the policy: %v", errs)
 	}
+	// Any controller's alias annotation, and never a pattern by its suffix.
+	aliased.Components[0].Ingress.Annotations = map[string]string{"konghq.com/host-aliases": "web2.ide.example.com,bank.example.org"}
+	if errs := pol.Rules(aliased, field.NewPath("spec")); len(errs) != 1 || errs[0].Field != "spec.components[0].ingress.annotations[konghq.com/host-aliases]" {
+		t.Errorf("Kong's aliased host outside the policy: %v", errs)
+	}
+	if hostAllowed(pol.IngressHosts, `~^bank\.example\.org$|x.ide.example.com`) {
+		t.Error("a regular expression passed the policy by its suffix")
+	}
 }
 
-func TestIngressAnnotationsOfKubeforgeAndSnippetsAreForbidden(t *testing.T) {
-	for key, forbidden := range map[string]bool{
-		"kubeforge.io/proof":                                true,
-		"ide.kubeforge.io/pod-hash":                         true,
-		"nginx.ingress.kubernetes.io/configuration-snippet": true,
-		"nginx.ingress.kubernetes.io/server-snippet":        true,
-		"nginx.ingress.kubernetes.io/auth-snippet":          true,
-		"nginx.ingress.kubernetes.io/rewrite-target":        false,
-		"cert-manager.io/cluster-issuer":                    true,
-		"cert-manager.io/issuer":                            true,
-		"acme.cert-manager.io/http01-edit-in-place":         true,
-		"example.com/kubeforge.io":                          false,
+func TestIngressAnnotationsOfKubeforgeSnippetsIssuersAndHostPatternsAreForbidden(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		forbidden  bool
+	}{
+		{"kubeforge.io/proof", "x", true},
+		{"ide.kubeforge.io/pod-hash", "x", true},
+		{"nginx.ingress.kubernetes.io/configuration-snippet", "x", true},
+		{"nginx.ingress.kubernetes.io/server-snippet", "x", true},
+		{"nginx.ingress.kubernetes.io/auth-snippet", "x", true},
+		{"nginx.ingress.kubernetes.io/rewrite-target", "/", false},
+		{"cert-manager.io/cluster-issuer", "le", true},
+		{"cert-manager.io/issuer", "le", true},
+		{"cert-manager.io/issuer-kind", "ClusterIssuer", true},
+		{"cert-manager.io/issuer-group", "cert-manager.io", true},
+		{"kubernetes.io/tls-acme", "true", true},
+		{"traefik.ingress.kubernetes.io/router.tls.certresolver", "le", true},
+		{"traefik.ingress.kubernetes.io/router.tls.domains.0.main", "bank.example.org", true},
+		{"cert-manager.io/common-name", "web.example.com", false},
+		{"acme.cert-manager.io/http01-edit-in-place", "true", false},
+		{"example.com/kubeforge.io", "x", false},
+		{"nginx.ingress.kubernetes.io/server-alias", "a.t.example.com, *.b.t.example.com", false},
+		{"nginx.ingress.kubernetes.io/server-alias", `~^bank\.example\.org$`, true},
+		{"nginx.ingress.kubernetes.io/server-alias", "", true},
+		{"haproxy-ingress.github.io/server-alias-regex", `.*\.example\.org`, true},
+		{"konghq.com/host-aliases", "x.t.example.com,y.t.example.com", false},
 	} {
-		if got := ForbiddenIngressAnnotation(key) != ""; got != forbidden {
-			t.Errorf("ForbiddenIngressAnnotation(%q) = %v, want %v", key, got, forbidden)
+		if got := ForbiddenIngressAnnotation(tc.key, tc.value) != ""; got != tc.forbidden {
+			t.Errorf("ForbiddenIngressAnnotation(%q, %q) = %v, want %v", tc.key, tc.value, got, tc.forbidden)
 		}
 	}
 }

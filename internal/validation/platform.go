@@ -524,9 +524,9 @@ func validateUpgradePolicy(p *appsv1alpha1.Platform) field.ErrorList {
 
 // PlatformTransition are the rules a new Platform, or a change of what
 // they look at, must pass, while Platforms stored before them stay valid:
-// no Ingress annotation of kubeforge's own (kubeforge.io/*) or that runs as
-// the shared ingress controller's configuration (*snippet*). The Ingress
-// builder drops such annotations of stored Platforms.
+// no Ingress annotation that ForbiddenIngressAnnotation refuses (kubeforge's
+// own, snippets, certificate issuing, a host alias that is not DNS names).
+// The Ingress builder drops such annotations of stored Platforms.
 func PlatformTransition(oldP, newP *appsv1alpha1.Platform) field.ErrorList {
 	var errs field.ErrorList
 	was := map[string]map[string]string{}
@@ -542,7 +542,7 @@ func PlatformTransition(oldP, newP *appsv1alpha1.Platform) field.ErrorList {
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(c.Ingress.Annotations)) {
-			if why := ForbiddenIngressAnnotation(k); why != "" {
+			if why := ForbiddenIngressAnnotation(k, c.Ingress.Annotations[k]); why != "" {
 				if old, ok := was[c.Name][k]; ok && old == c.Ingress.Annotations[k] {
 					continue
 				}

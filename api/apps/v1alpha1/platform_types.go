@@ -359,7 +359,12 @@ type ComponentIngress struct {
 	// +optional
 	ClassName *string `json:"className,omitempty"`
 
-	// annotations of the Ingress, for the ingress controller.
+	// annotations of the Ingress, for the ingress controller. Refused:
+	// kubeforge's own (kubeforge.io/*), snippets (*snippet*), and those that
+	// have a certificate issued (a name with issuer, acme, certresolver or
+	// tls.domains): use tls. The hosts of an alias annotation (a name with
+	// alias, e.g. nginx.ingress.kubernetes.io/server-alias) must be DNS
+	// names and are checked like host.
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 
@@ -627,7 +632,8 @@ type ComponentStorage struct {
 	// +required
 	Size resource.Quantity `json:"size"`
 	// storageClassName of the volume; omitted, the cluster's default
-	// class. "" binds a volume made beforehand without a class (one that
+	// class (with no default class in the cluster, no volume is made: the
+	// Platform reports NoDefaultStorageClass). "" binds a volume made beforehand without a class (one that
 	// exists, with its data), which takes the right to create
 	// persistentvolumeclaims in the namespace. Cannot change.
 	// +kubebuilder:validation:MaxLength=253

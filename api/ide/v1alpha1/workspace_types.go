@@ -140,7 +140,8 @@ type WorkspaceStorage struct {
 	Size *resource.Quantity `json:"size,omitempty"`
 
 	// storageClassName of the home volume; omitted, the cluster's default
-	// class. "" binds a volume made beforehand without a class (one that
+	// class (with no default class in the cluster, no volume is made: the
+	// Workspace reports NoDefaultStorageClass). "" binds a volume made beforehand without a class (one that
 	// exists, with its data), which takes the right to create
 	// persistentvolumeclaims in the namespace. Cannot change.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storage.storageClassName cannot change"

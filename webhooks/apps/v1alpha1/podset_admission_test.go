@@ -354,7 +354,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			To(Succeed(), "replicas is harmless")
 	})
 
-	It("should refuse a ServiceAccount, a CSI volume's Secret and a claim kubeforge made that the requester may not use", func() {
+	It("should refuse a ServiceAccount, a CSI volume (and its Secret) and a claim kubeforge made that the requester may not use", func() {
 		gina, err := suite.Env.As(suite.Ctx, "gina", "default", podSets,
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get"}})
 		Expect(err).NotTo(HaveOccurred())
@@ -372,7 +372,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			"containers":[{"name":"app","image":"nginx"}]}}}`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(causes(err)).To(ConsistOf("spec.template.spec.serviceAccountName", "spec.template.spec.volumes[0].csi.nodePublishSecretRef.name",
-			"spec.template.spec.volumes[1].persistentVolumeClaim.claimName"))
+			"spec.template.spec.volumes[0].csi", "spec.template.spec.volumes[1].persistentVolumeClaim.claimName"))
 	})
 
 	It("should take the right to create claims for an ephemeral volume that binds a volume that exists, and not for a new volume of a class", func() {
@@ -399,6 +399,38 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		Expect(err).NotTo(HaveOccurred())
 		Expect(leo.Create(suite.Ctx, podSetJSON("leos", spec(volume("a", `,"volumeName":"team-b-data"`))))).
 			To(Succeed(), "who may create claims may choose the volume one binds")
+	})
+
+	It("should take the right to create claims for the legacy class annotation set to \"\" in an ephemeral claim template", func() {
+		lena, err := suite.Env.As(suite.Ctx, "lena", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		err = lena.Create(suite.Ctx, podSetJSON("lenas", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],
+			"volumes":[{"name":"a","ephemeral":{"volumeClaimTemplate":{"metadata":{"annotations":{"volume.beta.kubernetes.io/storage-class":""}},
+			"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}}]}}}`))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[volume.beta.kubernetes.io/storage-class]"))
+		Expect(err.Error()).To(ContainSubstring("create persistentvolumeclaims"))
+	})
+
+	It("should take the right to create pods for a volume that mounts storage with no claim (inline csi, nfs, hostPath), and not for emptyDir or a ConfigMap", func() {
+		mia, err := suite.Env.As(suite.Ctx, "mia", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		spec := func(volumes string) string {
+			return `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],"volumes":[` + volumes + `]}}}`
+		}
+		err = mia.Create(suite.Ctx, podSetJSON("mias", spec(`{"name":"share","csi":{"driver":"nfs.csi.k8s.io","volumeAttributes":{"server":"nfs.team-b","share":"/exports/b"}}},
+			{"name":"nfs","nfs":{"server":"nfs.team-b","path":"/"}},{"name":"host","hostPath":{"path":"/var/lib"}}`)))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].csi", "spec.template.spec.volumes[1].nfs", "spec.template.spec.volumes[2].hostPath"))
+		Expect(err.Error()).To(ContainSubstring("may not create pods"))
+		Expect(mia.Create(suite.Ctx, podSetJSON("mias", spec(`{"name":"scratch","emptyDir":{}},{"name":"info","downwardAPI":{"items":[]}}`)))).
+			To(Succeed(), "volumes that mount no storage that exists are anyone's")
+
+		noah, err := suite.Env.As(suite.Ctx, "noah", "default", podSets,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(noah.Create(suite.Ctx, podSetJSON("noahs", spec(`{"name":"share","csi":{"driver":"nfs.csi.k8s.io","volumeAttributes":{"share":"/exports/b"}}}`)))).
+			To(Succeed(), "who may create pods may mount what a pod may")
 	})
 
 	It("should refuse a Platform hook's Secret, an Ingress and a LoadBalancer the requester may not have", func() {
