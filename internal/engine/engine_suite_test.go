@@ -496,6 +496,34 @@ var _ = Describe("Engine", func() {
 		})
 	})
 
+	Context("When patching an object whose spec changed since it was read", func() {
+		It("should not patch it from the stale read, and patch it once read again", func() {
+			b := &networkingv1alpha1.Balancer{
+				ObjectMeta: metav1.ObjectMeta{Name: "patched-changed", Namespace: "default"},
+				Spec: networkingv1alpha1.BalancerSpec{
+					Selector: map[string]string{"app": "x"},
+					Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
+					Backends: []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: new(int32(1)), Selector: map[string]string{"version": "v1"}}},
+				},
+			}
+			Expect(env.Client.Create(ctx, b)).To(Succeed())
+			stale := b.DeepCopy()
+			b.Spec.Backends[0].Weight = new(int32(2))
+			Expect(env.Client.Update(ctx, b)).To(Succeed())
+			Expect(b.Generation).To(BeNumerically(">", stale.Generation))
+			done, err := engine.PatchAsRead(ctx, env.Client, stale, jsonpatch.NewOperation("replace", "/spec/backends/0/weight", 3))
+			Expect(err).NotTo(HaveOccurred(), "a spec changed since is no failure")
+			Expect(done).To(BeFalse())
+			live := &networkingv1alpha1.Balancer{}
+			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(b), live)).To(Succeed())
+			Expect(*live.Spec.Backends[0].Weight).To(Equal(int32(2)), "the change since the read is kept")
+
+			done, err = engine.PatchAsRead(ctx, env.Client, live, jsonpatch.NewOperation("replace", "/spec/backends/0/weight", 3))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(done).To(BeTrue())
+		})
+	})
+
 	Context("When an object makes volume claims", func() {
 		It("should make no claim that names no storage class while the cluster has no default StorageClass, and make it once it has one", func() {
 			claim := func(name string, class *string) *corev1.PersistentVolumeClaim {

@@ -183,12 +183,17 @@ func NamespaceTerminating(err error) bool {
 
 // PatchAsRead writes ops (JSON patch operations) onto obj as it was read
 // and onto no other: the patch first tests obj's UID, so an object
-// deleted and made anew under the name since it was read is left alone.
-// It reports whether the patch was written; an object gone or made anew
-// since is not an error (there is nothing left to act on), and obj is
-// left as it was. A refusal by validation or admission is the error it
-// is.
+// deleted and made anew under the name since it was read is left alone,
+// and its generation (when it has one), so a spec changed since — a
+// Workspace started again while the read came from a cache behind — is
+// not acted on from the old one. It reports whether the patch was
+// written; an object gone, made anew or changed since is not an error
+// (the next reconcile reads it as it is), and obj is left as it was. A
+// refusal by validation or admission is the error it is.
 func PatchAsRead(ctx context.Context, c client.Client, obj client.Object, ops ...jsonpatch.Operation) (bool, error) {
+	if g := obj.GetGeneration(); g != 0 {
+		ops = append([]jsonpatch.Operation{jsonpatch.NewOperation("test", "/metadata/generation", g)}, ops...)
+	}
 	if uid := obj.GetUID(); uid != "" {
 		ops = append([]jsonpatch.Operation{jsonpatch.NewOperation("test", "/metadata/uid", string(uid))}, ops...)
 	}
@@ -199,7 +204,7 @@ func PatchAsRead(ctx context.Context, c client.Client, obj client.Object, ops ..
 	written := obj.DeepCopyObject().(client.Object)
 	switch err := c.Patch(ctx, written, client.RawPatch(types.JSONPatchType, raw)); {
 	case apierrors.IsNotFound(err) || patchDidNotApply(err):
-		logf.FromContext(ctx).V(1).Info("Not patched: the object is gone or made anew since it was read", "error", fmt.Sprint(err))
+		logf.FromContext(ctx).V(1).Info("Not patched: the object is gone, made anew or changed since it was read", "error", fmt.Sprint(err))
 		return false, nil
 	case err != nil:
 		return false, err
