@@ -368,6 +368,20 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		})), "spec.template.spec.volumes[0].csi.nodePublishSecretRef.name")
 	})
 
+	It("mounts alice's share with no claim — an inline csi volume, nfs, a hostPath — in a PodSet: refused", func() {
+		err := mallory.Create(ctx, tenantPodSet("share", func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{
+				{Name: "c", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "nfs.csi.k8s.io",
+					VolumeAttributes: map[string]string{"server": "nfs.alice", "share": "/exports/alice"}}}},
+				{Name: "n", VolumeSource: corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.alice", Path: "/exports/alice"}}},
+				{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib"}}},
+			}
+		}))
+		refusedAt(err, "spec.template.spec.volumes[0].csi")
+		Expect(err.Error()).To(And(ContainSubstring("spec.template.spec.volumes[1].nfs"), ContainSubstring("spec.template.spec.volumes[2].hostPath"),
+			ContainSubstring("may not create pods in "+tenancyNS)))
+	})
+
 	It("puts Jinja in extraVars or in the SSH user, new or on alice's cluster: refused", func() {
 		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "jinja", Namespace: tenancyNS},
 			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Paused: true,
@@ -446,6 +460,19 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 				Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com", Annotations: map[string]string{
 					"nginx.ingress.kubernetes.io/server-snippet": "location /x { proxy_pass http://169.254.169.254; }"}}}}}}
 		refusedAt(alice.Create(ctx, p), "spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-snippet]")
+	})
+
+	It("serves a host past the Ingress rules through an alias that is a regular expression, or has a certificate issued by tls-acme: refused", func() {
+		for key, value := range map[string]string{
+			"nginx.ingress.kubernetes.io/server-alias": `~^bank\.example\.org$|x.shop.example.com`,
+			"kubernetes.io/tls-acme":                   "true",
+		} {
+			p := &appsv1alpha1.Platform{ObjectMeta: metav1.ObjectMeta{Name: "alias", Namespace: tenancyNS},
+				Spec: appsv1alpha1.PlatformSpec{ImageRepository: "kubeforge.test", Version: "v1", Components: []appsv1alpha1.PlatformComponent{{
+					Name: "web", Image: echoImage, Ports: []appsv1alpha1.ComponentPort{{Name: "http", Port: 8080}},
+					Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com", Annotations: map[string]string{key: value}}}}}}
+			refusedAt(alice.Create(ctx, p), "spec.components[0].ingress.annotations["+key+"]")
+		}
 	})
 
 	It("patches only the owner record of alice's Workspace, with and without the webhooks: refused", func() {
