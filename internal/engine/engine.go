@@ -524,9 +524,17 @@ func (e *Engine) ApplyStages(ctx context.Context, owner client.Object, stages []
 				desired[r.key] = stage[i]
 			}
 			if r.err != nil {
-				if IsConflict(r.err) || errors.Is(r.err, ErrMadeAnew) { // it has its own warning
+				var noClass *NoDefaultStorageClassError
+				switch {
+				case IsConflict(r.err) || errors.Is(r.err, ErrMadeAnew): // it has its own warning
 					conflict = r.key
-				} else {
+				case errors.As(r.err, &noClass):
+					// Not made: what follows may mount it by name, and a
+					// claim of that name someone else made must not take
+					// its place (a Pod waiting for its claim binds any).
+					conflict = r.key
+					e.warn(owner, stage[i], ReasonNoDefaultStorageClass, "Apply", "%s", r.err.Error())
+				default:
 					e.warn(owner, stage[i], conditions.ReasonApplyFailed, "Apply", "%s", r.err.Error())
 				}
 				errs = append(errs, r.err)
@@ -686,7 +694,7 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 	if read.unproven {
 		// Not in the cache: create it, which fails on anything under the
 		// name. Only then is the API server asked what is there.
-		if err := e.claimsHaveAClass(ctx, key, obj); err != nil {
+		if err := e.claimsHaveAClass(ctx, key, obj, nil); err != nil {
 			return key, unchanged, nil, err
 		}
 		mdAnnotations[proof.Annotation] = e.Proof.PendingMark(sealed(gk, obj), bind)
@@ -820,7 +828,11 @@ func (e *Engine) applyOne(ctx context.Context, owner client.Object, obj client.O
 		mdAnnotations[proof.Annotation] = e.Proof.PendingMark(sealed(gk, obj), bind)
 	}
 
-	if err := e.claimsHaveAClass(ctx, key, obj); err != nil {
+	var was client.Object
+	if exists {
+		was = liveObj
+	}
+	if err := e.claimsHaveAClass(ctx, key, obj, was); err != nil {
 		return key, unchanged, nil, err
 	}
 	if exists {

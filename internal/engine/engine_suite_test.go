@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"gomodules.xyz/jsonpatch/v2"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -549,10 +550,16 @@ var _ = Describe("Engine", func() {
 			setDefault(false)
 			DeferCleanup(setDefault, true)
 			owner := newOwner("unclassed")
-			desired := func() []client.Object {
-				return []client.Object{claim("unclassed-named", new("fast")), claim("unclassed-none", nil)}
+			pod := func() client.Object {
+				return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unclassed-user"}, Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "c", Image: "nginx"}},
+					Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "unclassed-none"}}}}}}
 			}
-			_, err := eng.Apply(ctx, owner, desired(), &corev1.PersistentVolumeClaim{})
+			desired := func() []client.Object {
+				return []client.Object{claim("unclassed-named", new("fast")), claim("unclassed-none", nil), pod()}
+			}
+			_, err := eng.Apply(ctx, owner, desired(), &corev1.PersistentVolumeClaim{}, &corev1.Pod{})
 			Expect(err).To(HaveOccurred())
 			Expect(engine.FailureReason(err)).To(Equal(engine.ReasonNoDefaultStorageClass))
 			Expect(err.Error()).To(ContainSubstring("PersistentVolumeClaim/unclassed-none is a volume claim that names no storage class, and the cluster has no default StorageClass"))
@@ -560,12 +567,49 @@ var _ = Describe("Engine", func() {
 				To(Satisfy(apierrors.IsNotFound), "a claim that would bind any volume without a class is not made")
 			Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "unclassed-named"}, &corev1.PersistentVolumeClaim{})).
 				To(Succeed(), "a claim of a named class is made")
+			Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "unclassed-user"}, &corev1.Pod{})).
+				To(Satisfy(apierrors.IsNotFound), "nothing that mounts the claim by name is made: a claim someone else made under it would take its place")
 
 			By("an administrator marks a default StorageClass")
 			setDefault(true)
-			res, err := eng.Apply(ctx, owner, desired(), &corev1.PersistentVolumeClaim{})
+			res, err := eng.Apply(ctx, owner, desired(), &corev1.PersistentVolumeClaim{}, &corev1.Pod{})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(res.Created).To(Equal([]string{"PersistentVolumeClaim/unclassed-none"}))
+			Expect(res.Created).To(Equal([]string{"PersistentVolumeClaim/unclassed-none", "Pod/unclassed-user"}))
+		})
+
+		It("should still update an object whose claims name no class when the update adds none, and refuse one that adds one, in a cluster without a default StorageClass", func() {
+			deployment := func(replicas int32, volumes int) *appsv1.Deployment {
+				d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "scaled"}, Spec: appsv1.DeploymentSpec{
+					Replicas: &replicas,
+					Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "scaled"}},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "scaled"}},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}}}
+				for i := range volumes {
+					d.Spec.Template.Spec.Volumes = append(d.Spec.Template.Spec.Volumes, corev1.Volume{Name: fmt.Sprintf("v%d", i),
+						VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+							Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+								Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}}})
+				}
+				return d
+			}
+			owner := newOwner("scaled")
+			_, err := eng.Apply(ctx, owner, []client.Object{deployment(1, 1)}, &appsv1.Deployment{})
+			Expect(err).NotTo(HaveOccurred(), "made while the cluster has a default class")
+			sc := &storagev1.StorageClass{}
+			Expect(env.Client.Get(ctx, client.ObjectKey{Name: testenv.DefaultStorageClass}, sc)).To(Succeed())
+			sc.Annotations = nil
+			Expect(env.Client.Update(ctx, sc)).To(Succeed())
+			DeferCleanup(func() {
+				Expect(env.Client.Get(ctx, client.ObjectKey{Name: testenv.DefaultStorageClass}, sc)).To(Succeed())
+				sc.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
+				Expect(env.Client.Update(ctx, sc)).To(Succeed())
+			})
+			res, err := eng.Apply(ctx, owner, []client.Object{deployment(0, 1)}, &appsv1.Deployment{})
+			Expect(err).NotTo(HaveOccurred(), "a scale adds no claim")
+			Expect(res.Updated).To(Equal([]string{"Deployment/scaled"}))
+			_, err = eng.Apply(ctx, owner, []client.Object{deployment(0, 2)}, &appsv1.Deployment{})
+			Expect(engine.FailureReason(err)).To(Equal(engine.ReasonNoDefaultStorageClass))
+			Expect(err.Error()).To(ContainSubstring("spec.template.spec.volumes[1].ephemeral.volumeClaimTemplate"))
 		})
 	})
 

@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -161,11 +162,18 @@ func (e *Engine) defaultStorageClass(ctx context.Context) (bool, error) {
 var storageClassList = schema.GroupVersionKind{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClassList"}
 
 // claimsHaveAClass returns a NoDefaultStorageClassError when obj, about
-// to be written as key, makes claims that name no storage class and the
-// cluster has no default StorageClass. The cluster is asked only when obj
-// makes such claims, and only before a write.
-func (e *Engine) claimsHaveAClass(ctx context.Context, key string, obj client.Object) error {
+// to be written as key over live (nil for a create), makes claims that
+// name no storage class and that live does not make already, and the
+// cluster has no default StorageClass. An update that adds no such claim
+// — a scale, an image — is not held up by the ones the object has (which
+// it was written with while the cluster had a default). The cluster is
+// asked only when obj adds such claims, and only before a write.
+func (e *Engine) claimsHaveAClass(ctx context.Context, key string, obj, live client.Object) error {
 	paths := UnclassedClaims(obj)
+	if live != nil && len(paths) > 0 {
+		had := UnclassedClaims(live)
+		paths = slices.DeleteFunc(paths, func(p string) bool { return slices.Contains(had, p) })
+	}
 	if len(paths) == 0 {
 		return nil
 	}
