@@ -173,7 +173,13 @@ func (v validator[T]) reference(ctx context.Context, a *asker, obj T, ref valida
 		return a.need(ctx, ref.Path, authorizationv1.ResourceAttributes{Resource: "pods", Verb: "create"},
 			fmt.Sprintf("create pods in %s, which mounting the PersistentVolumeClaim %s takes, so may not have kubeforge mount it", a.ns, ref.Name))
 	case ref.Kind == "VolumeSnapshot" && ref.Group == "snapshot.storage.k8s.io":
-		return get("snapshot.storage.k8s.io", "volumesnapshots", "VolumeSnapshot")
+		// Restoring a snapshot is reading the data of the claim it was
+		// taken of, as mounting that claim would: the same rights.
+		if errs := get("snapshot.storage.k8s.io", "volumesnapshots", "VolumeSnapshot"); len(errs) > 0 {
+			return errs
+		}
+		return a.need(ctx, ref.Path, authorizationv1.ResourceAttributes{Resource: "pods", Verb: "create"},
+			fmt.Sprintf("create pods in %s, which restoring the VolumeSnapshot %s (reading the data it holds) takes, so may not have kubeforge restore it", a.ns, ref.Name))
 	case ref.Kind == validation.RefServiceAccount:
 		if ref.Name == "default" {
 			return nil

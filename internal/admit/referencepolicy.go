@@ -311,7 +311,10 @@ var referenceKinds = []referenceKind{
 	{"serviceAccounts", validation.RefServiceAccount, func(n string) string {
 		return "variables.createPods || authorizer.group('').resource('serviceaccounts').namespace(request.namespace).name(" + n + ").check('impersonate').allowed()"
 	}},
-	{"volumeSnapshots", "VolumeSnapshot", func(n string) string { return get("snapshot.storage.k8s.io", "volumesnapshots", n) }},
+	// Restoring a snapshot is reading the claim's data it holds.
+	{"volumeSnapshots", "VolumeSnapshot", func(n string) string {
+		return get("snapshot.storage.k8s.io", "volumesnapshots", n) + " && variables.createPods"
+	}},
 }
 
 // referenceChecks are the policy's variables and validations for sites:
@@ -397,7 +400,7 @@ func referenceChecks(sites []validation.Site, implicit map[string]string, policy
 		if k.kind == validation.RefServiceAccount {
 			skip += " && n != 'default'" // every Pod may run as default
 		}
-		if k.kind == validation.RefClaim || k.kind == validation.RefServiceAccount {
+		if k.kind == validation.RefClaim || k.kind == validation.RefServiceAccount || k.kind == "VolumeSnapshot" {
 			needPods = true
 		}
 		vars = append(vars, admissionregistrationv1.Variable{Name: k.variable, Expression: "(" + concat(lists) + ").filter(n, " + skip + ").distinct()"})

@@ -183,22 +183,29 @@ func exposurePlanAll(t reflect.Type) []exposureField {
 	return out
 }
 
-// legacyClaimClass is the claim-binding exposure of a claim (template)
-// whose metadata has the legacy class annotation set to "": the
-// PersistentVolume controller reads it before spec.storageClassName, and
-// "" binds any Available volume without a class, as storageClassName ""
-// does.
-func legacyClaimClass(v reflect.Value, p *field.Path) []Exposure {
+// claimTemplateMetadata is the claim-binding exposure of a claim (or a
+// claim template) whose metadata carries labels or annotations: the
+// legacy class annotation (volume.beta.kubernetes.io/storage-class, read
+// before spec.storageClassName; "" binds any Available volume without a
+// class), and what provisioners read to place a volume — a path pattern
+// of ${.PVC.annotations...} or ${.PVC.labels...} (nfs-subdir, local-path)
+// reuses a directory that exists, with its data. Who may create claims
+// may write them; a claim made for the spec gets none otherwise.
+func claimTemplateMetadata(v reflect.Value, p *field.Path) []Exposure {
 	if !claimTemplate(v.Type()) {
 		return nil
 	}
+	const why = "which choosing the volume a claim binds takes: a claim's labels and annotations name its class (the legacy class annotation) " +
+		"or where a provisioner places its volume (a directory that exists, with its data), so may not set them (name a class in spec.storageClassName)"
 	meta := v.FieldByName("ObjectMeta").Interface().(metav1.ObjectMeta)
-	if c, ok := meta.Annotations[LegacyClaimClassAnnotation]; ok && c == "" {
-		return []Exposure{{Resource: "persistentvolumeclaims", Verb: "create", Path: p.Child("metadata", "annotations").Key(LegacyClaimClassAnnotation),
-			Why: "which choosing the volume a claim binds takes: the legacy class annotation set to \"\" binds a volume that exists already, with its data, " +
-				"so may not set it (name a class in spec.storageClassName, or leave both out for the default class)"}}
+	var out []Exposure
+	for _, k := range slices.Sorted(maps.Keys(meta.Annotations)) {
+		out = append(out, Exposure{Resource: "persistentvolumeclaims", Verb: "create", Path: p.Child("metadata", "annotations").Key(k), Why: why})
 	}
-	return nil
+	for _, k := range slices.Sorted(maps.Keys(meta.Labels)) {
+		out = append(out, Exposure{Resource: "persistentvolumeclaims", Verb: "create", Path: p.Child("metadata", "labels").Key(k), Why: why})
+	}
+	return out
 }
 
 // LegacyClaimClassAnnotation is the annotation that named a claim's
@@ -357,7 +364,7 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 			}
 		}
 		*out = append(*out, boundVolumes(v, p)...)
-		*out = append(*out, legacyClaimClass(v, p)...)
+		*out = append(*out, claimTemplateMetadata(v, p)...)
 		if t == volumeSource {
 			*out = append(*out, directVolumes(v, p)...)
 		}
@@ -491,9 +498,11 @@ func hostAllowed(patterns []string, host string) bool {
 // HAProxy's server-alias (and -regex), Kong's host-aliases, the legacy
 // ingress.kubernetes.io/server-alias — whatever the controller. Each host
 // is an Ingress host for admission and the administrator's Policy, and
-// must be a DNS name (ForbiddenIngressAnnotation).
+// must be a DNS name (ForbiddenIngressAnnotation). A name that is just
+// "alias" is a switch, not hosts (external-dns's alias: "true").
 func IngressHostAnnotation(key string) bool {
-	return strings.Contains(strings.ToLower(annotationName(key)), "alias")
+	name := strings.ToLower(annotationName(key))
+	return strings.Contains(name, "alias") && name != "alias"
 }
 
 // annotationHosts are the hosts of a host annotation's value, separated
@@ -526,9 +535,9 @@ func annotationName(key string) string {
 //     issuer"), "certresolver" or "tls.domains" (Traefik's ACME
 //     resolvers). acme.cert-manager.io/http01-* only places a challenge
 //     solver and stays allowed;
-//   - a host annotation (IngressHostAnnotation) with a value that is not
-//     DNS names: a regular expression would match hosts no Policy can
-//     hold it to.
+//   - a name with "regex", and a host annotation (IngressHostAnnotation)
+//     with a value that is not DNS names: a regular expression would
+//     match hosts no Policy can hold it to.
 //
 // The Ingress builders drop such annotations too, so that a value stored
 // before the rule never reaches the controller.
@@ -543,6 +552,8 @@ func ForbiddenIngressAnnotation(key, value string) string {
 		return "kubeforge's own annotations are set by kubeforge only"
 	case strings.Contains(name, "snippet"):
 		return "snippet annotations run as configuration of the shared ingress controller"
+	case strings.Contains(name, "regex"):
+		return "a regular expression of hosts (server-alias-regex) matches hosts no Policy can hold it to: name the hosts"
 	case strings.Contains(name, "issuer") || strings.Contains(name, "acme") || strings.Contains(name, "certresolver") || strings.Contains(name, "tls.domains"):
 		return "an annotation that has the ingress controller or cert-manager issue a certificate would do it past admission's checks of the issuer: " +
 			"use ingress.tls.issuerRef, which is checked"

@@ -97,6 +97,9 @@ func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T)
 			Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &fast}}}}},
 		{Name: "legacy-named", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
 			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyClaimClassAnnotation: "fast"}}}}}},
+		{Name: "placed", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"nfs.io/storage-path": "bob-home"}, Labels: map[string]string{"team": "b"}},
+			Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &fast}}}}},
 	}}}}
 	ws := idev1alpha1.WorkspaceSpec{Storage: idev1alpha1.WorkspaceStorage{StorageClassName: &none}}
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
@@ -118,7 +121,10 @@ func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T)
 		{ps, []string{fmt.Sprintf(vct, 2) + "volumeName create persistentvolumeclaims",
 			fmt.Sprintf(vct, 3) + "selector create persistentvolumeclaims",
 			fmt.Sprintf(vct, 4) + "storageClassName create persistentvolumeclaims",
-			"spec.template.spec.volumes[5].ephemeral.volumeClaimTemplate.metadata.annotations[volume.beta.kubernetes.io/storage-class] create persistentvolumeclaims"}},
+			"spec.template.spec.volumes[5].ephemeral.volumeClaimTemplate.metadata.annotations[volume.beta.kubernetes.io/storage-class] create persistentvolumeclaims",
+			"spec.template.spec.volumes[6].ephemeral.volumeClaimTemplate.metadata.annotations[volume.beta.kubernetes.io/storage-class] create persistentvolumeclaims",
+			"spec.template.spec.volumes[7].ephemeral.volumeClaimTemplate.metadata.annotations[nfs.io/storage-path] create persistentvolumeclaims",
+			"spec.template.spec.volumes[7].ephemeral.volumeClaimTemplate.metadata.labels[team] create persistentvolumeclaims"}},
 		{ws, []string{"spec.storage.storageClassName create persistentvolumeclaims"}},
 		{idev1alpha1.WorkspaceSpec{Storage: idev1alpha1.WorkspaceStorage{StorageClassName: &fast}}, nil},
 		{p, []string{"spec.components[1].storage.storageClassName create persistentvolumeclaims"}},
@@ -222,6 +228,8 @@ func TestIngressAnnotationsOfKubeforgeSnippetsIssuersAndHostPatternsAreForbidden
 		{"nginx.ingress.kubernetes.io/server-alias", "", true},
 		{"haproxy-ingress.github.io/server-alias-regex", `.*\.example\.org`, true},
 		{"konghq.com/host-aliases", "x.t.example.com,y.t.example.com", false},
+		{"haproxy-ingress.github.io/server-alias-regex", "a.t.example.com", true},
+		{"external-dns.alpha.kubernetes.io/alias", "true", false},
 	} {
 		if got := ForbiddenIngressAnnotation(tc.key, tc.value) != ""; got != tc.forbidden {
 			t.Errorf("ForbiddenIngressAnnotation(%q, %q) = %v, want %v", tc.key, tc.value, got, tc.forbidden)

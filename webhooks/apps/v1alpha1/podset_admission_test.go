@@ -433,6 +433,22 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			To(Succeed(), "who may create pods may mount what a pod may")
 	})
 
+	It("should take get and the right to create pods for a claim restored from a VolumeSnapshot, as for mounting the claim", func() {
+		snapshots := rbacv1.PolicyRule{APIGroups: []string{"snapshot.storage.k8s.io"}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get"}}
+		spec := `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],"volumes":[{"name":"a","ephemeral":{"volumeClaimTemplate":{
+			"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"fast","resources":{"requests":{"storage":"1Gi"}},
+			"dataSource":{"apiGroup":"snapshot.storage.k8s.io","kind":"VolumeSnapshot","name":"team-b-snap"}}}}}]}}}`
+		olga, err := suite.Env.As(suite.Ctx, "olga", "default", podSets, snapshots)
+		Expect(err).NotTo(HaveOccurred())
+		err = olga.Create(suite.Ctx, podSetJSON("olgas", spec))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("create pods in default, which restoring the VolumeSnapshot team-b-snap"))
+		pia, err := suite.Env.As(suite.Ctx, "pia", "default", podSets, snapshots,
+			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pia.Create(suite.Ctx, podSetJSON("pias", spec))).To(Succeed())
+	})
+
 	It("should refuse a Platform hook's Secret, an Ingress and a LoadBalancer the requester may not have", func() {
 		hank, err := suite.Env.As(suite.Ctx, "hank", "default", podSets)
 		Expect(err).NotTo(HaveOccurred())
