@@ -64,6 +64,18 @@ func newOwner(name string) *corev1.ConfigMap {
 	return o
 }
 
+// newBalancer is a Balancer of one backend, not created.
+func newBalancer(name string) *networkingv1alpha1.Balancer {
+	return &networkingv1alpha1.Balancer{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: networkingv1alpha1.BalancerSpec{
+			Selector: map[string]string{"app": "x"},
+			Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
+			Backends: []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: new(int32(1)), Selector: map[string]string{"version": "v1"}}},
+		},
+	}
+}
+
 func service(name string, port int32, labels map[string]string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
@@ -499,14 +511,7 @@ var _ = Describe("Engine", func() {
 
 	Context("When patching an object whose spec changed since it was read", func() {
 		It("should not patch it from the stale read, and patch it once read again", func() {
-			b := &networkingv1alpha1.Balancer{
-				ObjectMeta: metav1.ObjectMeta{Name: "patched-changed", Namespace: "default"},
-				Spec: networkingv1alpha1.BalancerSpec{
-					Selector: map[string]string{"app": "x"},
-					Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
-					Backends: []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: new(int32(1)), Selector: map[string]string{"version": "v1"}}},
-				},
-			}
+			b := newBalancer("patched-changed")
 			Expect(env.Client.Create(ctx, b)).To(Succeed())
 			stale := b.DeepCopy()
 			b.Spec.Backends[0].Weight = new(int32(2))
@@ -615,14 +620,7 @@ var _ = Describe("Engine", func() {
 
 	Context("When writing status", func() {
 		It("should write what it computed onto the object it read, and nothing onto one made anew under the name since", func() {
-			b := &networkingv1alpha1.Balancer{
-				ObjectMeta: metav1.ObjectMeta{Name: "status-anew", Namespace: "default"},
-				Spec: networkingv1alpha1.BalancerSpec{
-					Selector: map[string]string{"app": "x"},
-					Ports:    []networkingv1alpha1.BalancerPort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}},
-					Backends: []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: new(int32(1)), Selector: map[string]string{"version": "v1"}}},
-				},
-			}
+			b := newBalancer("status-anew")
 			Expect(env.Client.Create(ctx, b.DeepCopy())).To(Succeed())
 			read := &networkingv1alpha1.Balancer{}
 			Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(b), read)).To(Succeed())

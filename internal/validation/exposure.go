@@ -170,17 +170,7 @@ func directVolumes(v reflect.Value, p *field.Path) []Exposure {
 
 // exposurePlanAll are struct type t's exported, serialised fields.
 func exposurePlanAll(t reflect.Type) []exposureField {
-	var out []exposureField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		if name, inline := jsonName0(f); name != "-" && name != "" {
-			out = append(out, exposureField{index: i, name: name, inline: inline})
-		}
-	}
-	return out
+	return serialisedFields(t, func(reflect.Type) bool { return true })
 }
 
 // claimTemplateMetadata is the claim-binding exposure of a claim (or a
@@ -402,7 +392,11 @@ func init() { exposurePlans.MakePlan = planExposures }
 func exposurePlan(t reflect.Type) []exposureField { return exposurePlans.Of(t) }
 
 // planExposures makes t's plan (exposurePlans.mu held).
-func planExposures(t reflect.Type) []exposureField {
+func planExposures(t reflect.Type) []exposureField { return serialisedFields(t, canExpose) }
+
+// serialisedFields are struct type t's exported, serialised fields whose
+// type keep takes.
+func serialisedFields(t reflect.Type, keep func(reflect.Type) bool) []exposureField {
 	var out []exposureField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -410,7 +404,7 @@ func planExposures(t reflect.Type) []exposureField {
 			continue
 		}
 		name, inline := jsonName0(f)
-		if name == "-" || !canExpose(f.Type) {
+		if name == "-" || !keep(f.Type) {
 			continue
 		}
 		out = append(out, exposureField{index: i, name: name, inline: inline})
