@@ -47,12 +47,10 @@ import (
 // claims name no storage class in a cluster without a default one.
 const ReasonNoDefaultStorageClass = "NoDefaultStorageClass"
 
-// Annotations that mark the cluster's default StorageClass, and the
-// legacy claim annotation that names a claim's class.
+// Annotations that mark the cluster's default StorageClass.
 const (
 	annotationDefaultClass     = "storageclass.kubernetes.io/is-default-class"
 	annotationBetaDefaultClass = "storageclass.beta.kubernetes.io/is-default-class"
-	AnnotationBetaClaimClass   = "volume.beta.kubernetes.io/storage-class"
 )
 
 // NoDefaultStorageClassError says that an object would make claims that
@@ -105,7 +103,7 @@ func unclassedClaims(v reflect.Value, path string, out *[]string) {
 			if spec, ok := t.FieldByName("Spec"); ok && spec.Type == claimSpecType {
 				m := v.FieldByIndex(meta.Index).Interface().(metav1.ObjectMeta)
 				s := v.FieldByIndex(spec.Index).Interface().(corev1.PersistentVolumeClaimSpec)
-				if _, named := m.Annotations[AnnotationBetaClaimClass]; !named && s.StorageClassName == nil {
+				if _, named := m.Annotations[corev1.BetaStorageClassAnnotation]; !named && s.StorageClassName == nil {
 					*out = append(*out, path)
 				}
 				return

@@ -31,7 +31,7 @@ func TestUnclassedClaimsFindsEveryClaimThatNamesNoClassInAnyObject(t *testing.T)
 			VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{ObjectMeta: meta, Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: class}},
 		}}}
 	}
-	legacy := metav1.ObjectMeta{Annotations: map[string]string{AnnotationBetaClaimClass: "fast"}}
+	legacy := metav1.ObjectMeta{Annotations: map[string]string{corev1.BetaStorageClassAnnotation: "fast"}}
 	for _, c := range []struct {
 		name string
 		obj  any

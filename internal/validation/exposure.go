@@ -152,11 +152,14 @@ var volumeSource = reflect.TypeFor[corev1.VolumeSource]()
 // and RBAC to stand between: only who may create pods may have one.
 var ClaimVolumeSources = []string{"configMap", "downwardAPI", "emptyDir", "ephemeral", "image", "persistentVolumeClaim", "projected", "secret"}
 
+// volumeSourceFields are VolumeSource's fields, one per source.
+var volumeSourceFields = serialisedFields(volumeSource, func(reflect.Type) bool { return true })
+
 // directVolumes returns the exposures of a VolumeSource v: a source that
 // is not one of ClaimVolumeSources takes the right to create pods.
 func directVolumes(v reflect.Value, p *field.Path) []Exposure {
 	var out []Exposure
-	for _, f := range exposurePlanAll(v.Type()) {
+	for _, f := range volumeSourceFields {
 		fv := v.Field(f.index)
 		if fv.Kind() != reflect.Pointer || fv.IsNil() || slices.Contains(ClaimVolumeSources, f.name) {
 			continue
@@ -166,11 +169,6 @@ func directVolumes(v reflect.Value, p *field.Path) []Exposure {
 				"so may not have kubeforge mount one (use a claim, or an ephemeral volume of a storage class)"})
 	}
 	return out
-}
-
-// exposurePlanAll are struct type t's exported, serialised fields.
-func exposurePlanAll(t reflect.Type) []exposureField {
-	return serialisedFields(t, func(reflect.Type) bool { return true })
 }
 
 // claimTemplateMetadata is the claim-binding exposure of a claim (or a
@@ -198,20 +196,21 @@ func claimTemplateMetadata(v reflect.Value, p *field.Path) []Exposure {
 	return out
 }
 
-// LegacyClaimClassAnnotation is the annotation that named a claim's
-// storage class before spec.storageClassName, still read first.
-const LegacyClaimClassAnnotation = "volume.beta.kubernetes.io/storage-class"
-
 // claimTemplate reports whether t is a claim or a claim template: an
 // ObjectMeta beside a PersistentVolumeClaimSpec Spec.
 func claimTemplate(t reflect.Type) bool {
 	m, ok := t.FieldByName("ObjectMeta")
-	if !ok || m.Type != reflect.TypeFor[metav1.ObjectMeta]() {
+	if !ok || m.Type != objectMetaType {
 		return false
 	}
 	s, ok := t.FieldByName("Spec")
-	return ok && s.Type == reflect.TypeFor[corev1.PersistentVolumeClaimSpec]()
+	return ok && s.Type == claimSpecType
 }
+
+var (
+	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+	claimSpecType  = reflect.TypeFor[corev1.PersistentVolumeClaimSpec]()
+)
 
 // PlainInstallerVariables are the installer variables that are data to
 // kubespray and kubeforge's own playbooks — a choice among built-in

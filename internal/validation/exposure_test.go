@@ -93,10 +93,10 @@ func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T)
 		claim(corev1.PersistentVolumeClaimSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}}),
 		claim(corev1.PersistentVolumeClaimSpec{StorageClassName: &none}),
 		{Name: "legacy", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyClaimClassAnnotation: ""}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{corev1.BetaStorageClassAnnotation: ""}},
 			Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &fast}}}}},
 		{Name: "legacy-named", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyClaimClassAnnotation: "fast"}}}}}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{corev1.BetaStorageClassAnnotation: "fast"}}}}}},
 		{Name: "placed", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
 			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"nfs.io/storage-path": "bob-home"}, Labels: map[string]string{"team": "b"}},
 			Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &fast}}}}},
