@@ -51,6 +51,8 @@ import (
 //	a named owner (not the requester)    impersonate that user
 //	a component's podSecurity Baseline   use podsecuritylevels/baseline
 //	                                     (group kubeforge.io)
+//	a pod template below restricted      use podsecuritylevels/baseline or
+//	                                     /privileged, the level it passes
 //	a StatefulSet component's storage    get persistentvolumeclaims (any
 //	                                     name) and create pods in the
 //	                                     namespace (its controller mounts

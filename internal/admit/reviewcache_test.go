@@ -337,6 +337,9 @@ func TestAccessAsksARequestsQuestionsAtOnce(t *testing.T) {
 	v := validator[*appsv1alpha1.PodSet]{kind: PodSet, gk: PodSet.GVK.GroupKind(), reviews: c, cache: newReviewCache(10 * time.Second)}
 	ps := &appsv1alpha1.PodSet{ObjectMeta: metav1.ObjectMeta{Name: "ps", Namespace: "ns"}, Spec: appsv1alpha1.PodSetSpec{Template: corev1.PodTemplateSpec{
 		Spec: corev1.PodSpec{ServiceAccountName: "app", Containers: []corev1.Container{{Name: "app", Image: "app",
+			// Restricted: nothing but the references to ask about.
+			SecurityContext: &corev1.SecurityContext{RunAsNonRoot: new(true), AllowPrivilegeEscalation: new(false),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "token"}, Key: "t"}}}}}},
 			Volumes: []corev1.Volume{{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{

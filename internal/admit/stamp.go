@@ -357,7 +357,15 @@ func (k Kind[T]) NeedsApproval(obj T) (bool, string) {
 			return true, fmt.Sprintf("%s (%s)", refs[0].Path, refs[0].String())
 		}
 		if exp := validation.Exposures(spec, root); len(exp) > 0 {
-			return true, exp[0].Path.String()
+			what := exp[0].Path.String()
+			if e := exp[0]; e.Verb != "" {
+				what += " (which takes " + e.Verb + " " + e.Resource
+				if e.Name != "" {
+					what += "/" + e.Name
+				}
+				what += ")"
+			}
+			return true, what
 		}
 	}
 	a := obj.GetAnnotations()

@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,13 +46,16 @@ func stampKeys(t *testing.T, b byte) *proof.Keyring {
 }
 
 // podSetNamingASecret is a stored PodSet (UID, creationTimestamp) whose
-// pods read the Secret alice-token.
+// pods read the Secret alice-token; they pass Pod Security's restricted
+// level, so that naming the Secret is all it needs approved.
 func podSetNamingASecret() *appsv1alpha1.PodSet {
 	return &appsv1alpha1.PodSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web", UID: "uid-1", CreationTimestamp: metav1.Now(),
 			Annotations: map[string]string{proof.OwnerAnnotation: "alice", proof.CreatedByAnnotation: "alice"}},
 		Spec: appsv1alpha1.PodSetSpec{Replicas: new(int32(2)), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "app", Image: "nginx", Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: new(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "app", Image: "nginx", SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: new(false),
+				Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}, Env: []corev1.EnvVar{{Name: "T", ValueFrom: &corev1.EnvVarSource{
 				SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "alice-token"}, Key: "t"}}}}}}}}},
 	}
 }
@@ -206,6 +210,11 @@ func TestPrepareRefusesWhatNamesReferencesWithoutAStamp(t *testing.T) {
 	named.Annotations[proof.OwnerAnnotation] = "bob"
 	if _, err := Prepare(PodSet, keys, named); !errors.As(err, &na) {
 		t.Errorf("an unstamped PodSet naming another owner: got %v, want NotAdmitted", err)
+	}
+	asRoot := plain.DeepCopy()
+	asRoot.Spec.Template.Spec.SecurityContext = nil
+	if _, err := Prepare(PodSet, keys, asRoot); !errors.As(err, &na) || !strings.Contains(err.Error(), "use podsecuritylevels/baseline") {
+		t.Errorf("an unstamped PodSet below Pod Security's restricted level: got %v, want NotAdmitted naming the level", err)
 	}
 	ws := &idev1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "ide", UID: "uid-w"},
 		Spec: idev1alpha1.WorkspaceSpec{User: "alice"}}

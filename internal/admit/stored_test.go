@@ -53,7 +53,9 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 		written.Annotations = map[string]string{admit.StampAnnotation: "made-up", admit.StampedOverAnnotation: written.ResourceVersion}
 		Expect(env.Client.Update(ctx, written)).To(Succeed())
 		plain := &appsv1alpha1.PodSet{}
-		u := object("apps.kubeforge.io/v1alpha1", "PodSet", "stored-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+		u := object("apps.kubeforge.io/v1alpha1", "PodSet", "stored-plain", `{"template":{"spec":{
+			"securityContext":{"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}},
+			"containers":[{"name":"app","image":"nginx","securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}}}]}}}`)
 		Expect(env.Client.Create(ctx, u)).To(Succeed())
 		_, err := admit.Prepare(admit.PodSet, env.Proof, before)
 		Expect(err).To(HaveOccurred(), "unstamped before the upgrade's first start")

@@ -45,7 +45,7 @@ import (
 // it (tests/perf: a Secret, a ConfigMap, a ServiceAccount and volumes),
 // stored as the API server hands it to a webhook: with its managed fields.
 func usersPodSet(seq int) *appsv1alpha1.PodSet {
-	zero := int32(0)
+	zero, yes, no := int32(0), true, false
 	return &appsv1alpha1.PodSet{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apps.kubeforge.io/v1alpha1", Kind: "PodSet"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "users", Name: "u1-0", UID: types.UID("0b8f3c8e-7f6a-4f43-9d2c-3f1e2a4b5c6d"),
@@ -61,7 +61,9 @@ func usersPodSet(seq int) *appsv1alpha1.PodSet {
 			}},
 		Spec: appsv1alpha1.PodSetSpec{Replicas: &zero, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			ServiceAccountName: "app",
+			SecurityContext:    &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1",
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 				Env: []corev1.EnvVar{{Name: "SEQ", Value: fmt.Sprint(seq)}, {Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{
 					SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "app-token"}, Key: "token"}}}},
 				VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}, {Name: "token", MountPath: "/var/run/token"}}}},

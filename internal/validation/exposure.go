@@ -47,6 +47,9 @@ import (
 //     as their images say, not restricted, which takes the right to "use"
 //     the level (PodSecurityLevelResource), as PodSecurityPolicies once
 //     took "use" of a policy;
+//   - a pod or a pod template the spec writes whole (a PodSet's) that does
+//     not pass Pod Security's restricted level: the right to "use" the
+//     level it passes, baseline or privileged (podsecurity.go);
 //   - a struct whose WorkloadType field is StatefulSet and whose Storage
 //     field is set: a StatefulSet's volumes, claims its controller finds
 //     by name (data-<workload>-<ordinal>) or makes — any claim of that
@@ -352,6 +355,29 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 				}
 			}
 		}
+		switch {
+		case podTemplate(t):
+			// The pod's own metadata counts (its AppArmor annotations), so
+			// it is held to Pod Security here, and its spec's fields walked
+			// without being held again.
+			meta, spec := v.FieldByName("ObjectMeta").Interface().(metav1.ObjectMeta), v.FieldByName("Spec").Interface().(corev1.PodSpec)
+			*out = append(*out, podBelowRestricted(&meta, &spec, p.Child("spec"))...)
+			for _, f := range exposurePlan(t) {
+				fv, fp := v.Field(f.index), p
+				if !f.inline {
+					fp = p.Child(f.name)
+				}
+				if fv.Type() == podSpecType {
+					exposureFields(fv, fp, out)
+					continue
+				}
+				exposures(fv, fp, out)
+			}
+			return
+		case t == podSpecType:
+			spec := v.Interface().(corev1.PodSpec)
+			*out = append(*out, podBelowRestricted(&metav1.ObjectMeta{}, &spec, p)...)
+		}
 		*out = append(*out, boundVolumes(v, p)...)
 		*out = append(*out, claimTemplateMetadata(v, p)...)
 		if t == volumeSource {
@@ -364,13 +390,19 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 				Exposure{Resource: "persistentvolumeclaims", Verb: "get", Why: why, Path: p.Child(name)},
 				Exposure{Resource: "pods", Verb: "create", Why: why, Path: p.Child(name)})
 		}
-		for _, f := range exposurePlan(t) {
-			fp := p
-			if !f.inline {
-				fp = p.Child(f.name)
-			}
-			exposures(v.Field(f.index), fp, out)
+		exposureFields(v, p, out)
+	}
+}
+
+// exposureFields walks the fields of struct v (at p) that can hold an
+// exposure.
+func exposureFields(v reflect.Value, p *field.Path, out *[]Exposure) {
+	for _, f := range exposurePlan(v.Type()) {
+		fp := p
+		if !f.inline {
+			fp = p.Child(f.name)
 		}
+		exposures(v.Field(f.index), fp, out)
 	}
 }
 
@@ -426,8 +458,8 @@ func canExpose(t reflect.Type) bool {
 		return true
 	case reflect.Struct:
 		// A recursive type still being planned can.
-		if t == issuerReference || t == volumeSource || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.Of(t).ok || bindingPlans.Of(t).ok ||
-			claimTemplate(t) || exposurePlans.Planning(t) {
+		if t == issuerReference || t == volumeSource || t == podSpecType || strings.HasSuffix(t.Name(), "Ingress") || statefulPlans.Of(t).ok || bindingPlans.Of(t).ok ||
+			claimTemplate(t) || podTemplate(t) || exposurePlans.Planning(t) {
 			return true
 		}
 		return len(exposurePlans.Locked(t)) > 0

@@ -150,6 +150,7 @@ func TestAVolumeThatMountsStorageWithoutAClaimTakesTheRightToCreatePods(t *testi
 		got = append(got, e.Path.String()+" "+e.Verb+" "+e.Resource)
 	}
 	want := []string{
+		"spec.template.spec use podsecuritylevels", // and hostPath and nfs are below restricted
 		"spec.template.spec.volumes[0].csi create pods",
 		"spec.template.spec.volumes[1].hostPath create pods",
 		"spec.template.spec.volumes[2].nfs create pods",

@@ -465,8 +465,12 @@ func userObject(kind, ns, name string, seq int) client.Object {
 		return &appsv1alpha1.PodSet{ObjectMeta: meta, Spec: appsv1alpha1.PodSetSpec{Replicas: zero, Template: corev1.PodTemplateSpec{
 			Spec: corev1.PodSpec{
 				ServiceAccountName: userSA,
+				// Restricted, as a tenant's template without a right to a
+				// lower level must be.
+				SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: new(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1", Env: env,
-					VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}, {Name: "token", MountPath: "/var/run/token"}}}},
+					SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: new(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+					VolumeMounts:    []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}, {Name: "token", MountPath: "/var/run/token"}}}},
 				Volumes: []corev1.Volume{
 					{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: userConfig}}}},
 					{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: userSecret}}},

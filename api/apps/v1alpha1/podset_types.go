@@ -45,7 +45,11 @@ type PodSetSpec struct {
 	// template describes the pods to run. The operator adds the label
 	// apps.kubeforge.io/podset=<name> and the app.kubernetes.io labels to it
 	// and derives the selector from them, so the template needs no labels of
-	// its own. At least one container is required.
+	// its own. At least one container is required. A template below Pod
+	// Security's restricted level takes the right to use the level it
+	// passes: verb "use" on podsecuritylevels named "baseline" or
+	// "privileged" in the kubeforge.io group, in the PodSet's namespace
+	// (docs/podset.md).
 	// +kubebuilder:validation:XValidation:rule="has(self.spec) && size(self.spec.containers) > 0",message="template.spec.containers must list at least one container"
 	// +kubebuilder:validation:XValidation:rule="!has(self.metadata) || !has(self.metadata.labels) || !('apps.kubeforge.io/podset' in self.metadata.labels)",message="the label apps.kubeforge.io/podset is set by the operator and may not be set in the template"
 	Template corev1.PodTemplateSpec `json:"template"`

@@ -382,6 +382,48 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 			ContainSubstring("may not create pods in "+tenancyNS)))
 	})
 
+	It("runs a privileged PodSet (privileged, the node's PIDs, its root as a hostPath) in a namespace whose Pod Security enforces nothing: refused unless granted the level", func() {
+		// A namespace of the cluster's default Pod Security (privileged),
+		// where mallory may use kubeforge's kinds and nothing else.
+		open := tenancyNS + "-open"
+		kubeforge := []string{"apps.kubeforge.io", "networking.kubeforge.io", "ide.kubeforge.io", "cluster.kubeforge.io"}
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "mallory", Namespace: open}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: kubeforge, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}
+		for _, o := range []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: open}},
+			role,
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "mallory", Namespace: open},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "mallory"},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: attacker}}},
+		} {
+			Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, o))).To(Succeed())
+		}
+		root := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: open, Name: "pod-security-probe"},
+			Spec: corev1.PodSpec{HostPID: true, Containers: []corev1.Container{{Name: "c", Image: echoImage, SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}}}
+		Expect(k8sClient.Create(ctx, root, client.DryRunAll)).To(Succeed(), "the namespace's Pod Security admits a privileged Pod")
+		Eventually(func() error {
+			return mallory.List(ctx, &appsv1alpha1.PodSetList{}, client.InNamespace(open))
+		}).Should(Succeed())
+
+		ps := tenantPodSet("root", func(s *corev1.PodSpec) {
+			s.HostPID = true
+			s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+			s.Volumes = []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+		})
+		ps.Namespace = open
+		ps.Spec.Replicas = ptr.To(int32(0)) // never run here, even when admitted
+		err := mallory.Create(ctx, ps.DeepCopy())
+		refusedAt(err, "spec.template.spec")
+		Expect(err.Error()).To(And(ContainSubstring("may not use podsecuritylevels/privileged in "+open), ContainSubstring("restricted forbids")))
+
+		By("granted the level by an administrator: admitted")
+		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"kubeforge.io"}, Resources: []string{"podsecuritylevels"},
+			ResourceNames: []string{"privileged"}, Verbs: []string{"use"}})
+		Expect(k8sClient.Update(ctx, role)).To(Succeed())
+		Eventually(func() error { return mallory.Create(ctx, ps.DeepCopy()) }).Should(Succeed())
+		Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: open}})).To(Succeed())
+	})
+
 	It("puts Jinja in extraVars or in the SSH user, new or on alice's cluster: refused", func() {
 		kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "jinja", Namespace: tenancyNS},
 			Spec: clusterv1alpha1.KubernetesClusterSpec{Version: "v1.31.4", Paused: true,

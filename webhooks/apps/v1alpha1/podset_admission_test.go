@@ -45,6 +45,24 @@ func podSetJSON(name, spec string) *unstructured.Unstructured {
 	return u
 }
 
+// restrictedPodSetJSON is podSetJSON with its template made to pass Pod
+// Security's restricted level (a non-root user, no privilege escalation,
+// every capability dropped, the runtime's seccomp profile), which a
+// requester with no right to a lower level needs.
+func restrictedPodSetJSON(name, spec string) *unstructured.Unstructured {
+	u := podSetJSON(name, spec)
+	Expect(unstructured.SetNestedField(u.Object, map[string]any{"runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
+		"spec", "template", "spec", "securityContext")).To(Succeed())
+	containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+	Expect(err).NotTo(HaveOccurred())
+	for i := range containers {
+		containers[i].(map[string]any)["securityContext"] = map[string]any{"allowPrivilegeEscalation": false,
+			"capabilities": map[string]any{"drop": []any{"ALL"}}}
+	}
+	Expect(unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers")).To(Succeed())
+	return u
+}
+
 func causes(err error) []string { return testenv.Causes(err) }
 
 func webhookRequests(path string) float64 {
@@ -200,13 +218,13 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 	It("should refuse pods that mount or read a Secret the requester may not get", func() {
 		dave, err := suite.Env.As(suite.Ctx, "dave", "default", podSets)
 		Expect(err).NotTo(HaveOccurred())
-		err = dave.Create(suite.Ctx, podSetJSON("dave-mounts", `{"template":{"spec":{
+		err = dave.Create(suite.Ctx, restrictedPodSetJSON("dave-mounts", `{"template":{"spec":{
 			"volumes":[{"name":"s","secret":{"secretName":"db-root"}}],
 			"containers":[{"name":"app","image":"nginx","env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].secret.secretName",
 			"spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name"))
-		Expect(dave.Create(suite.Ctx, podSetJSON("dave-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`))).To(Succeed())
+		Expect(dave.Create(suite.Ctx, restrictedPodSetJSON("dave-plain", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`))).To(Succeed())
 	})
 
 	It("should refuse a PodSet naming more distinct objects than the references policy checks, which it leaves to the webhooks once stamped, and stamp one at the bound", func() {
@@ -238,7 +256,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"podsets"}, Verbs: []string{"create", "get", "update", "patch"}})
 		Expect(err).NotTo(HaveOccurred())
 		namingToken := func(name string) *unstructured.Unstructured {
-			return podSetJSON(name, `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+			return restrictedPodSetJSON(name, `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
 				"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
 		}
 		By("the validating webhook configuration taken away, the mutating one left")
@@ -286,7 +304,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			rbacv1.PolicyRule{APIGroups: []string{"apps.kubeforge.io"}, Resources: []string{"podsets"}, Verbs: []string{"create", "get", "update", "patch"}})
 		Expect(err).NotTo(HaveOccurred())
 		namingToken := func(name, annotations string) *unstructured.Unstructured {
-			u := podSetJSON(name, `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+			u := restrictedPodSetJSON(name, `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
 				"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
 			if annotations != "" {
 				u.SetAnnotations(map[string]string{admit.StampAnnotation: annotations})
@@ -340,7 +358,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 	})
 
 	It("should ask about every reference again when anything but replicas changes", func() {
-		made := podSetJSON("frank-edits", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
+		made := restrictedPodSetJSON("frank-edits", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx",
 			"env":[{"name":"T","valueFrom":{"secretKeyRef":{"name":"api-token","key":"t"}}}]}]}}}`)
 		Expect(suite.Client.Create(suite.Ctx, made)).To(Succeed(), "the admin may read api-token")
 		frank, err := suite.Env.As(suite.Ctx, "frank", "default",
@@ -366,7 +384,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		home.Annotations = map[string]string{proof.Annotation: suite.Env.Proof.Seal(proof.Object{GroupKind: schema.GroupKind{Kind: "PersistentVolumeClaim"},
 			Namespace: "default", Name: home.Name, UID: string(home.UID)}, proof.Retained("Workspace/home/owner=alice/home"))}
 		Expect(suite.Client.Update(suite.Ctx, home)).To(Succeed())
-		err = gina.Create(suite.Ctx, podSetJSON("gina", `{"template":{"spec":{"serviceAccountName":"deployer",
+		err = gina.Create(suite.Ctx, restrictedPodSetJSON("gina", `{"template":{"spec":{"serviceAccountName":"deployer",
 			"volumes":[{"name":"c","csi":{"driver":"secrets-store.csi.k8s.io","nodePublishSecretRef":{"name":"vault-token"}}},
 			           {"name":"h","persistentVolumeClaim":{"claimName":"someones-home"}}],
 			"containers":[{"name":"app","image":"nginx"}]}}}`))
@@ -385,26 +403,26 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		spec := func(volumes ...string) string {
 			return `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],"volumes":[` + strings.Join(volumes, ",") + `]}}}`
 		}
-		err = kate.Create(suite.Ctx, podSetJSON("kates", spec(volume("a", `,"volumeName":"team-b-data"`),
+		err = kate.Create(suite.Ctx, restrictedPodSetJSON("kates", spec(volume("a", `,"volumeName":"team-b-data"`),
 			volume("b", `,"selector":{"matchLabels":{"team":"b"}}`), volume("c", `,"storageClassName":""`))))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		const vct = "spec.template.spec.volumes[%d].ephemeral.volumeClaimTemplate.spec."
 		Expect(causes(err)).To(ConsistOf(fmt.Sprintf(vct, 0)+"volumeName", fmt.Sprintf(vct, 1)+"selector", fmt.Sprintf(vct, 2)+"storageClassName"))
 		Expect(err.Error()).To(ContainSubstring("create persistentvolumeclaims"))
-		Expect(kate.Create(suite.Ctx, podSetJSON("kates", spec(volume("a", `,"storageClassName":"fast"`), volume("b", ""))))).
+		Expect(kate.Create(suite.Ctx, restrictedPodSetJSON("kates", spec(volume("a", `,"storageClassName":"fast"`), volume("b", ""))))).
 			To(Succeed(), "a new volume of a class, or of the default class, is anyone's")
 
 		leo, err := suite.Env.As(suite.Ctx, "leo", "default", podSets,
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"create"}})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(leo.Create(suite.Ctx, podSetJSON("leos", spec(volume("a", `,"volumeName":"team-b-data"`))))).
+		Expect(leo.Create(suite.Ctx, restrictedPodSetJSON("leos", spec(volume("a", `,"volumeName":"team-b-data"`))))).
 			To(Succeed(), "who may create claims may choose the volume one binds")
 	})
 
 	It("should take the right to create claims for the legacy class annotation set to \"\" in an ephemeral claim template", func() {
 		lena, err := suite.Env.As(suite.Ctx, "lena", "default", podSets)
 		Expect(err).NotTo(HaveOccurred())
-		err = lena.Create(suite.Ctx, podSetJSON("lenas", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],
+		err = lena.Create(suite.Ctx, restrictedPodSetJSON("lenas", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],
 			"volumes":[{"name":"a","ephemeral":{"volumeClaimTemplate":{"metadata":{"annotations":{"volume.beta.kubernetes.io/storage-class":""}},
 			"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}}]}}}`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
@@ -418,19 +436,49 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		spec := func(volumes string) string {
 			return `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}],"volumes":[` + volumes + `]}}}`
 		}
-		err = mia.Create(suite.Ctx, podSetJSON("mias", spec(`{"name":"share","csi":{"driver":"nfs.csi.k8s.io","volumeAttributes":{"server":"nfs.team-b","share":"/exports/b"}}},
+		err = mia.Create(suite.Ctx, restrictedPodSetJSON("mias", spec(`{"name":"share","csi":{"driver":"nfs.csi.k8s.io","volumeAttributes":{"server":"nfs.team-b","share":"/exports/b"}}},
 			{"name":"nfs","nfs":{"server":"nfs.team-b","path":"/"}},{"name":"host","hostPath":{"path":"/var/lib"}}`)))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
-		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].csi", "spec.template.spec.volumes[1].nfs", "spec.template.spec.volumes[2].hostPath"))
+		Expect(causes(err)).To(ConsistOf("spec.template.spec.volumes[0].csi", "spec.template.spec.volumes[1].nfs", "spec.template.spec.volumes[2].hostPath",
+			"spec.template.spec"), "and a hostPath volume is below Pod Security's restricted level")
 		Expect(err.Error()).To(ContainSubstring("may not create pods"))
-		Expect(mia.Create(suite.Ctx, podSetJSON("mias", spec(`{"name":"scratch","emptyDir":{}},{"name":"info","downwardAPI":{"items":[]}}`)))).
+		Expect(mia.Create(suite.Ctx, restrictedPodSetJSON("mias", spec(`{"name":"scratch","emptyDir":{}},{"name":"info","downwardAPI":{"items":[]}}`)))).
 			To(Succeed(), "volumes that mount no storage that exists are anyone's")
 
 		noah, err := suite.Env.As(suite.Ctx, "noah", "default", podSets,
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(noah.Create(suite.Ctx, podSetJSON("noahs", spec(`{"name":"share","csi":{"driver":"nfs.csi.k8s.io","volumeAttributes":{"share":"/exports/b"}}}`)))).
+		Expect(noah.Create(suite.Ctx, restrictedPodSetJSON("noahs", spec(`{"name":"share","csi":{"driver":"nfs.csi.k8s.io","volumeAttributes":{"share":"/exports/b"}}}`)))).
 			To(Succeed(), "who may create pods may mount what a pod may")
+	})
+
+	It("should take the right to use the level a template below Pod Security's restricted level passes: baseline, or privileged", func() {
+		uma, err := suite.Env.As(suite.Ctx, "uma", "default", podSets)
+		Expect(err).NotTo(HaveOccurred())
+		asItsImageSays := `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`
+		privileged := `{"template":{"spec":{"hostPID":true,"containers":[{"name":"app","image":"nginx","securityContext":{"privileged":true}}]}}}`
+		err = uma.Create(suite.Ctx, podSetJSON("umas", asItsImageSays))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(causes(err)).To(ConsistOf("spec.template.spec"))
+		Expect(err.Error()).To(And(ContainSubstring("may not use podsecuritylevels/baseline in default (group kubeforge.io)"),
+			ContainSubstring("restricted forbids"), ContainSubstring("runAsNonRoot")))
+		err = uma.Create(suite.Ctx, podSetJSON("umas", privileged))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("may not use podsecuritylevels/privileged"))
+		Expect(uma.Create(suite.Ctx, restrictedPodSetJSON("umas", asItsImageSays))).To(Succeed(), "a restricted template is anyone's")
+
+		level := func(name string) rbacv1.PolicyRule {
+			return rbacv1.PolicyRule{APIGroups: []string{"kubeforge.io"}, Resources: []string{"podsecuritylevels"}, ResourceNames: []string{name}, Verbs: []string{"use"}}
+		}
+		vic, err := suite.Env.As(suite.Ctx, "vic", "default", podSets, level("baseline"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vic.Create(suite.Ctx, podSetJSON("vics", asItsImageSays))).To(Succeed(), "granted baseline")
+		err = vic.Create(suite.Ctx, podSetJSON("vics-privileged", privileged))
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "baseline is not privileged: want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring("may not use podsecuritylevels/privileged"))
+		wes, err := suite.Env.As(suite.Ctx, "wes", "default", podSets, level("privileged"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(wes.Create(suite.Ctx, podSetJSON("wes", privileged))).To(Succeed(), "granted privileged")
 	})
 
 	It("should take get and the right to create pods for a claim restored from a VolumeSnapshot, as for mounting the claim", func() {
@@ -440,13 +488,13 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			"dataSource":{"apiGroup":"snapshot.storage.k8s.io","kind":"VolumeSnapshot","name":"team-b-snap"}}}}}]}}}`
 		olga, err := suite.Env.As(suite.Ctx, "olga", "default", podSets, snapshots)
 		Expect(err).NotTo(HaveOccurred())
-		err = olga.Create(suite.Ctx, podSetJSON("olgas", spec))
+		err = olga.Create(suite.Ctx, restrictedPodSetJSON("olgas", spec))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(err.Error()).To(ContainSubstring("create pods in default, which restoring the VolumeSnapshot team-b-snap"))
 		pia, err := suite.Env.As(suite.Ctx, "pia", "default", podSets, snapshots,
 			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(pia.Create(suite.Ctx, podSetJSON("pias", spec))).To(Succeed())
+		Expect(pia.Create(suite.Ctx, restrictedPodSetJSON("pias", spec))).To(Succeed())
 	})
 
 	It("should refuse a Platform hook's Secret, an Ingress and a LoadBalancer the requester may not have", func() {
@@ -465,10 +513,10 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 	It("should record the requester as the owner, and a named owner only for a requester who may impersonate them", func() {
 		ivan, err := suite.Env.As(suite.Ctx, "ivan", "default", podSets)
 		Expect(err).NotTo(HaveOccurred())
-		mine := podSetJSON("ivans", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+		mine := restrictedPodSetJSON("ivans", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
 		Expect(ivan.Create(suite.Ctx, mine)).To(Succeed())
 		Expect(mine.GetAnnotations()).To(And(HaveKeyWithValue(proof.OwnerAnnotation, "ivan"), HaveKeyWithValue(proof.CreatedByAnnotation, "ivan")))
-		theirs := podSetJSON("for-judy", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
+		theirs := restrictedPodSetJSON("for-judy", `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`)
 		theirs.SetAnnotations(map[string]string{proof.OwnerAnnotation: "judy"})
 		err = ivan.Create(suite.Ctx, theirs.DeepCopy())
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
