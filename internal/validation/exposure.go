@@ -319,10 +319,20 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 				*out = append(*out, Exposure{Group: "", Resource: "services", ServiceType: string(t), Path: p})
 			}
 		case podSecurity:
-			if l := appsv1alpha1.PodSecurity(v.String()); l == appsv1alpha1.PodSecurityBaseline {
+			// Unset is a component stored before the field, which runs as
+			// Baseline (admission makes every new one Restricted): a change
+			// of it takes what Baseline takes, so that nobody without the
+			// right changes what runs as root.
+			switch l := appsv1alpha1.PodSecurity(v.String()); l {
+			case appsv1alpha1.PodSecurityBaseline:
 				*out = append(*out, Exposure{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource,
 					Verb: "use", Name: strings.ToLower(string(l)), Path: p,
 					Why: "so may not have kubeforge run pods below Pod Security's restricted level"})
+			case "":
+				*out = append(*out, Exposure{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource,
+					Verb: "use", Name: strings.ToLower(string(appsv1alpha1.PodSecurityBaseline)), Path: p,
+					Why: "which a component without podSecurity (stored before the field) runs as, so may not change what it runs: " +
+						"set podSecurity: Restricted"})
 			}
 		}
 	case reflect.Struct:

@@ -33,15 +33,16 @@ func TestExposuresFindIngressesCertificatesNodePortsBaselineStatefulSetVolumesAn
 	ws := idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: "ide.example.com",
 		TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: "le", Kind: "ClusterIssuer"}}}}
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
-		{Name: "web", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeLoadBalancer},
+		{Name: "web", PodSecurity: appsv1alpha1.PodSecurityRestricted, Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeLoadBalancer},
 			Ingress: &appsv1alpha1.ComponentIngress{Host: "shop.example.com",
 				Annotations: map[string]string{"nginx.ingress.kubernetes.io/server-alias": "www.shop.example.com, bank.example.org"}}},
 		{Name: "db", Service: appsv1alpha1.ComponentService{Type: corev1.ServiceTypeClusterIP}, PodSecurity: appsv1alpha1.PodSecurityBaseline},
 		{Name: "api", PodSecurity: appsv1alpha1.PodSecurityRestricted},
-		{Name: "pg", Workload: appsv1alpha1.WorkloadStatefulSet, Storage: &appsv1alpha1.ComponentStorage{}},
+		{Name: "pg", PodSecurity: appsv1alpha1.PodSecurityRestricted, Workload: appsv1alpha1.WorkloadStatefulSet, Storage: &appsv1alpha1.ComponentStorage{}},
 		// A Deployment's claim is one the operator makes and seals; a
 		// StatefulSet without storage mounts no claim.
-		{Name: "files", Workload: appsv1alpha1.WorkloadDeployment, Storage: &appsv1alpha1.ComponentStorage{}},
+		{Name: "files", PodSecurity: appsv1alpha1.PodSecurityRestricted, Workload: appsv1alpha1.WorkloadDeployment, Storage: &appsv1alpha1.ComponentStorage{}},
+		// Unset: stored before the field, runs as Baseline.
 		{Name: "cache", Workload: appsv1alpha1.WorkloadStatefulSet},
 	}}
 	b := networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeNodePort}
@@ -67,7 +68,8 @@ func TestExposuresFindIngressesCertificatesNodePortsBaselineStatefulSetVolumesAn
 			"spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-alias] ingresses www.shop.example.com",
 			"spec.components[0].ingress.annotations[nginx.ingress.kubernetes.io/server-alias] ingresses bank.example.org",
 			"spec.components[1].podSecurity usepodsecuritylevels baseline",
-			"spec.components[3].storage getpersistentvolumeclaims ", "spec.components[3].storage createpods "}},
+			"spec.components[3].storage getpersistentvolumeclaims ", "spec.components[3].storage createpods ",
+			"spec.components[5].podSecurity usepodsecuritylevels baseline"}},
 		{b, []string{"spec.serviceType services NodePort"}},
 		{networkingv1alpha1.BalancerSpec{ServiceType: corev1.ServiceTypeClusterIP}, nil},
 		{clusterv1alpha1.KubernetesClusterSpec{}, nil},
@@ -103,8 +105,8 @@ func TestAClaimBindingAVolumeThatExistsTakesTheRightToCreateClaims(t *testing.T)
 	}}}}
 	ws := idev1alpha1.WorkspaceSpec{Storage: idev1alpha1.WorkspaceStorage{StorageClassName: &none}}
 	p := appsv1alpha1.PlatformSpec{Components: []appsv1alpha1.PlatformComponent{
-		{Name: "files", Storage: &appsv1alpha1.ComponentStorage{StorageClassName: &fast}},
-		{Name: "data", Storage: &appsv1alpha1.ComponentStorage{StorageClassName: &none}},
+		{Name: "files", PodSecurity: appsv1alpha1.PodSecurityRestricted, Storage: &appsv1alpha1.ComponentStorage{StorageClassName: &fast}},
+		{Name: "data", PodSecurity: appsv1alpha1.PodSecurityRestricted, Storage: &appsv1alpha1.ComponentStorage{StorageClassName: &none}},
 	}}
 	got := func(v any) []string {
 		var out []string

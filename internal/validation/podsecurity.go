@@ -64,6 +64,16 @@ func podTemplate(t reflect.Type) bool {
 // version) that a pod of meta and spec passes, and, when that is not
 // restricted, what restricted forbids in it.
 func PodSecurityLevel(meta *metav1.ObjectMeta, spec *corev1.PodSpec) (api.Level, []string) {
+	if spec.HostUsers != nil && !*spec.HostUsers {
+		// Pod Security waives the user checks (runAsNonRoot, runAsUser)
+		// for a pod in a user namespace of its own; but an API server
+		// without user namespaces drops hostUsers from the pods made from
+		// the template, which then run as root on the node's. The template
+		// is held to the checks as if it were on the node's.
+		host := *spec
+		host.HostUsers = nil
+		spec = &host
+	}
 	var forbidden []string
 	for _, level := range []api.Level{api.LevelRestricted, api.LevelBaseline} {
 		ok := true

@@ -50,6 +50,14 @@ func TestAPodTemplateBelowRestrictedTakesTheRightToUseTheLevelItPasses(t *testin
 	hostPath := restrictedPod()
 	hostPath.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
 
+	// In a user namespace of its own Pod Security waives the user checks;
+	// an API server without user namespaces drops hostUsers, and the
+	// pods would run as root on the node's.
+	ownUsers := restrictedPod()
+	ownUsers.HostUsers = ptr.To(false)
+	ownUsers.SecurityContext.RunAsNonRoot = nil
+	ownUsers.SecurityContext.RunAsUser = ptr.To(int64(0))
+
 	// Pod Security reads the pod's metadata too: an unconfined AppArmor
 	// profile by annotation is privileged.
 	unconfined := metav1.ObjectMeta{Annotations: map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + "app": "unconfined"}}
@@ -65,6 +73,7 @@ func TestAPodTemplateBelowRestrictedTakesTheRightToUseTheLevelItPasses(t *testin
 		{"a privileged container", metav1.ObjectMeta{}, privileged, "privileged"},
 		{"the node's network", metav1.ObjectMeta{}, hostNetwork, "privileged"},
 		{"a hostPath volume", metav1.ObjectMeta{}, hostPath, "privileged"},
+		{"root in a user namespace of its own, which the API server may drop", metav1.ObjectMeta{}, ownUsers, "baseline"},
 		{"an unconfined AppArmor profile in its metadata", unconfined, restrictedPod(), "privileged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,7 +23,8 @@ import (
 // Probe checks a readiness probe the way the API server would check it in
 // a pod, at admission instead of when the workload's pods are refused:
 // exactly one handler, a port that exists (a number in range, or the name
-// of one of ports), no negative timings.
+// of one of ports), no negative timings; and no host, which Pod Security
+// forbids.
 func Probe(p *corev1.Probe, ports map[string]bool, fp *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	h := p.ProbeHandler
@@ -42,13 +43,23 @@ func Probe(p *corev1.Probe, ports map[string]bool, fp *field.Path) field.ErrorLi
 			errs = append(errs, field.Required(fp.Child("exec", "command"), "the command to run"))
 		}
 	}
+	// A host sends the probe from the node's network to any address (the
+	// kubelet's, with the probe's headers): Pod Security's baseline level
+	// forbids it, and the pod's own address is what a probe is for.
+	const hostWhy = "probes go to the pod's own address; a host has the kubelet send them from the node's network, which Pod Security forbids"
 	if h.HTTPGet != nil {
 		handlers++
 		port(h.HTTPGet.Port, fp.Child("httpGet", "port"))
+		if h.HTTPGet.Host != "" {
+			errs = append(errs, field.Forbidden(fp.Child("httpGet", "host"), hostWhy))
+		}
 	}
 	if h.TCPSocket != nil {
 		handlers++
 		port(h.TCPSocket.Port, fp.Child("tcpSocket", "port"))
+		if h.TCPSocket.Host != "" {
+			errs = append(errs, field.Forbidden(fp.Child("tcpSocket", "host"), hostWhy))
+		}
 	}
 	if h.GRPC != nil {
 		handlers++

@@ -42,6 +42,11 @@ func TestProbe(t *testing.T) {
 			HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}, TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}}, []string{"p"}},
 		{"empty command", corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{}}}, []string{"p.exec.command"}},
 		{"negative period", corev1.Probe{ProbeHandler: httpGet(intstr.FromInt32(80)), PeriodSeconds: -1}, []string{"p.periodSeconds"}},
+		// The kubelet would send them from the node's network, to any host.
+		{"an HTTP host", corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Host: "169.254.169.254", Port: intstr.FromInt32(80)}}},
+			[]string{"p.httpGet.host"}},
+		{"a TCP host", corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Host: "10.0.0.1", Port: intstr.FromInt32(22)}}},
+			[]string{"p.tcpSocket.host"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := Probe(&tc.probe, ports, field.NewPath("p"))

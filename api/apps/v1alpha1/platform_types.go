@@ -291,7 +291,9 @@ type PlatformComponent struct {
 	// group, in the Platform's namespace. Unset — a component stored by
 	// an operator older than this field — runs as before (as Baseline),
 	// with the PodSecurity condition and a Warning event asking for a
-	// choice (docs/operations.md, "Upgrading the operator").
+	// choice (docs/operations.md, "Upgrading the operator"); until then a
+	// change of the spec beyond its harmless fields takes the right
+	// Baseline takes.
 	// +kubebuilder:validation:Enum=Restricted;Baseline
 	// +optional
 	PodSecurity PodSecurity `json:"podSecurity,omitempty"`
@@ -300,7 +302,9 @@ type PlatformComponent struct {
 	// component is Ready, and the components that depend on it start or
 	// move to a new version, only when its pods are. Without it a pod is
 	// Ready as soon as its container runs. A named port must be one of
-	// ports.
+	// ports. It may not name a host: a probe goes to the pod's own
+	// address (a host would have the kubelet send it from the node's
+	// network, which Pod Security forbids).
 	// +optional
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
