@@ -201,13 +201,17 @@ func claimTemplateMetadata(v reflect.Value, p *field.Path) []Exposure {
 
 // claimTemplate reports whether t is a claim or a claim template: an
 // ObjectMeta beside a PersistentVolumeClaimSpec Spec.
-func claimTemplate(t reflect.Type) bool {
+func claimTemplate(t reflect.Type) bool { return objectOf(t, claimSpecType) }
+
+// objectOf reports whether struct type t is an object (or an object's
+// template) of spec type spec: an ObjectMeta beside a Spec of that type.
+func objectOf(t reflect.Type, spec reflect.Type) bool {
 	m, ok := t.FieldByName("ObjectMeta")
 	if !ok || m.Type != objectMetaType {
 		return false
 	}
 	s, ok := t.FieldByName("Spec")
-	return ok && s.Type == claimSpecType
+	return ok && s.Type == spec
 }
 
 var (

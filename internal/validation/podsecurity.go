@@ -51,14 +51,7 @@ var (
 
 // podTemplate reports whether t is a pod or a pod template: an ObjectMeta
 // beside a PodSpec Spec.
-func podTemplate(t reflect.Type) bool {
-	m, ok := t.FieldByName("ObjectMeta")
-	if !ok || m.Type != objectMetaType {
-		return false
-	}
-	s, ok := t.FieldByName("Spec")
-	return ok && s.Type == podSpecType
-}
+func podTemplate(t reflect.Type) bool { return objectOf(t, podSpecType) }
 
 // PodSecurityLevel is the strictest of Pod Security's levels (latest
 // version) that a pod of meta and spec passes, and, when that is not
