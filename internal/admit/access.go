@@ -49,10 +49,11 @@ import (
 //	Ingress, Certificate, Service of     create ingresses, certificates,
 //	type NodePort or LoadBalancer        services in the namespace
 //	a named owner (not the requester)    impersonate that user
-//	a component's podSecurity Baseline   use podsecuritylevels/baseline
-//	                                     (group kubeforge.io)
-//	a pod template below restricted      use podsecuritylevels/baseline or
-//	                                     /privileged, the level it passes
+//	a component's podSecurity Baseline   use podsecuritylevels/baseline or
+//	                                     /privileged (group kubeforge.io)
+//	a pod template below restricted      use of the level it passes,
+//	                                     baseline (or privileged), or
+//	                                     privileged
 //	a StatefulSet component's storage    get persistentvolumeclaims (any
 //	                                     name) and create pods in the
 //	                                     namespace (its controller mounts
@@ -126,12 +127,27 @@ func (v validator[T]) check(ctx context.Context, a *asker, obj T, onlyHarmless b
 			if e.Name != "" {
 				what += "/" + e.Name
 			}
+			for _, n := range e.OrNames {
+				what += " or /" + n
+			}
 			what += " in " + a.ns
 			if e.Group != "" {
 				what += " (group " + e.Group + ")"
 			}
-			errs = append(errs, a.need(ctx, e.Path, authorizationv1.ResourceAttributes{Group: e.Group, Resource: e.Resource, Verb: e.Verb, Name: e.Name},
-				what+", "+e.Why)...)
+			right := authorizationv1.ResourceAttributes{Group: e.Group, Resource: e.Resource, Verb: e.Verb, Name: e.Name}
+			granted := a.allowed(ctx, right)
+			for _, n := range e.OrNames {
+				if granted {
+					break
+				}
+				right.Name = n
+				granted = a.allowed(ctx, right)
+			}
+			if granted {
+				a.failed = nil // a question that could not be asked, answered by another
+				continue
+			}
+			errs = append(errs, a.refuse(e.Path, what+", "+e.Why)...)
 			continue
 		}
 		what := e.Resource

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/pod-security-admission/api"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
@@ -77,6 +78,9 @@ type Exposure struct {
 	// Verb and Name, the right it takes (verb on that named object).
 	Group, Resource string
 	Verb, Name      string
+	// OrNames are other names of Resource whose Verb grants it as well:
+	// a higher Pod Security level grants a lower one.
+	OrNames []string
 	// Host is an Ingress's host; Issuer a Certificate's "Kind/name";
 	// ServiceType a Service's type.
 	Host, Issuer, ServiceType string
@@ -330,11 +334,11 @@ func exposures(v reflect.Value, p *field.Path, out *[]Exposure) {
 			switch l := appsv1alpha1.PodSecurity(v.String()); l {
 			case appsv1alpha1.PodSecurityBaseline:
 				*out = append(*out, Exposure{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource,
-					Verb: "use", Name: strings.ToLower(string(l)), Path: p,
+					Verb: "use", Name: strings.ToLower(string(l)), OrNames: levelsAbove(api.LevelBaseline), Path: p,
 					Why: "so may not have kubeforge run pods below Pod Security's restricted level"})
 			case "":
 				*out = append(*out, Exposure{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource,
-					Verb: "use", Name: strings.ToLower(string(appsv1alpha1.PodSecurityBaseline)), Path: p,
+					Verb: "use", Name: strings.ToLower(string(appsv1alpha1.PodSecurityBaseline)), OrNames: levelsAbove(api.LevelBaseline), Path: p,
 					Why: "which a component without podSecurity (stored before the field) runs as, so may not change what it runs: " +
 						"set podSecurity: Restricted"})
 			}

@@ -92,7 +92,16 @@ func podBelowRestricted(meta *metav1.ObjectMeta, spec *corev1.PodSpec, p *field.
 	if level == api.LevelRestricted {
 		return nil
 	}
-	return []Exposure{{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource, Verb: "use", Name: string(level), Path: p,
+	return []Exposure{{Group: PodSecurityLevelGroup, Resource: PodSecurityLevelResource, Verb: "use", Name: string(level), OrNames: levelsAbove(level), Path: p,
 		Why: "which a pod below Pod Security's restricted level takes, so may not have kubeforge run it; restricted forbids " +
 			strings.Join(forbidden, "; ")}}
+}
+
+// levelsAbove are the Pod Security levels below restricted that allow
+// more than level: the right to use one of them grants level too.
+func levelsAbove(level api.Level) []string {
+	if level == api.LevelBaseline {
+		return []string{string(api.LevelPrivileged)}
+	}
+	return nil
 }

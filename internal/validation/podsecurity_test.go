@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/pod-security-admission/api"
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
@@ -96,6 +97,10 @@ func TestAPodTemplateBelowRestrictedTakesTheRightToUseTheLevelItPasses(t *testin
 			e := got[0]
 			if e.Group != PodSecurityLevelGroup || e.Verb != "use" || e.Name != tc.want || e.Path.String() != "spec.template.spec" {
 				t.Errorf("exposure = %+v, want use %s/%s at spec.template.spec", e, PodSecurityLevelResource, tc.want)
+			}
+			// A higher level grants a lower one.
+			if want := levelsAbove(api.Level(tc.want)); !reflect.DeepEqual(e.OrNames, want) || (tc.want == "baseline") != (len(want) == 1 && want[0] == "privileged") {
+				t.Errorf("OrNames = %q, want %q (privileged grants baseline)", e.OrNames, want)
 			}
 			if !strings.Contains(e.Why, "restricted forbids") {
 				t.Errorf("the reason does not say what restricted forbids: %q", e.Why)

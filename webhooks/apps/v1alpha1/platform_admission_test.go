@@ -82,7 +82,7 @@ var _ = Describe("Platform webhooks", func() {
 		err = kim.Create(suite.Ctx, platformJSON("kims", `[{"name":"api"},{"name":"root","podSecurity":"Baseline"}]`))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(causes(err)).To(ConsistOf("spec.components[1].podSecurity"))
-		Expect(err.Error()).To(ContainSubstring("kim may not use podsecuritylevels/baseline in default (group kubeforge.io)"))
+		Expect(err.Error()).To(ContainSubstring("kim may not use podsecuritylevels/baseline or /privileged in default (group kubeforge.io)"))
 		Expect(kim.Create(suite.Ctx, platformJSON("kims", `[{"name":"api"}]`))).To(Succeed(), "Restricted takes no right")
 
 		lee, err := suite.Env.As(suite.Ctx, "lee", "default", platforms,

@@ -452,7 +452,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 			To(Succeed(), "who may create pods may mount what a pod may")
 	})
 
-	It("should take the right to use the level a template below Pod Security's restricted level passes: baseline, or privileged", func() {
+	It("should take the right to use the level a template below Pod Security's restricted level passes: baseline (which privileged grants too), or privileged", func() {
 		uma, err := suite.Env.As(suite.Ctx, "uma", "default", podSets)
 		Expect(err).NotTo(HaveOccurred())
 		asItsImageSays := `{"template":{"spec":{"containers":[{"name":"app","image":"nginx"}]}}}`
@@ -460,7 +460,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		err = uma.Create(suite.Ctx, podSetJSON("umas", asItsImageSays))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 		Expect(causes(err)).To(ConsistOf("spec.template.spec"))
-		Expect(err.Error()).To(And(ContainSubstring("may not use podsecuritylevels/baseline in default (group kubeforge.io)"),
+		Expect(err.Error()).To(And(ContainSubstring("may not use podsecuritylevels/baseline or /privileged in default (group kubeforge.io)"),
 			ContainSubstring("restricted forbids"), ContainSubstring("runAsNonRoot")))
 		err = uma.Create(suite.Ctx, podSetJSON("umas", privileged))
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
@@ -479,6 +479,7 @@ var _ = Describe("PodSet and Platform webhooks and the requester's rights", func
 		wes, err := suite.Env.As(suite.Ctx, "wes", "default", podSets, level("privileged"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(wes.Create(suite.Ctx, podSetJSON("wes", privileged))).To(Succeed(), "granted privileged")
+		Expect(wes.Create(suite.Ctx, podSetJSON("wes-baseline", asItsImageSays))).To(Succeed(), "privileged grants baseline too")
 	})
 
 	It("should take get and the right to create pods for a claim restored from a VolumeSnapshot, as for mounting the claim", func() {
