@@ -112,9 +112,15 @@ func podSetIn(ns, name string, replicas *int32, container string) *appsv1alpha1.
 			Replicas: replicas,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				// Restricted, as a tenant's must be: a template below it
+				// needs a stamp, which an operator installed later with a
+				// key of its own (run bundle) would not trust.
 				Spec: corev1.PodSpec{
 					TerminationGracePeriodSeconds: ptr.To(int64(1)),
-					Containers:                    []corev1.Container{{Name: container, Image: echoImage}},
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{{Name: container, Image: echoImage, SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}},
 				},
 			},
 		},
