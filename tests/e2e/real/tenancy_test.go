@@ -420,7 +420,11 @@ var _ = Describe("Tenancy: one tenant attacking another in the same namespace", 
 		role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"kubeforge.io"}, Resources: []string{"podsecuritylevels"},
 			ResourceNames: []string{"privileged"}, Verbs: []string{"use"}})
 		Expect(k8sClient.Update(ctx, role)).To(Succeed())
-		Eventually(func() error { return mallory.Create(ctx, ps.DeepCopy()) }).Should(Succeed())
+		// Without the hostPath, which mounts storage with no claim and so
+		// takes the right to create pods besides.
+		admitted := ps.DeepCopy()
+		admitted.Spec.Template.Spec.Volumes = nil
+		Eventually(func() error { return mallory.Create(ctx, admitted.DeepCopy()) }).Should(Succeed())
 		Expect(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: open}})).To(Succeed())
 	})
 
