@@ -13,35 +13,25 @@
 // limitations under the License.
 
 // Package podsecurity checks pod specs against Pod Security's restricted
-// level with the checks the API server's PodSecurity admission runs
-// (k8s.io/pod-security-admission), for the builders' unit tests.
+// level, for the builders' unit tests, with the check admission holds a
+// tenant's pod template to (validation.PodSecurityLevel: the API server's
+// own PodSecurity checks, k8s.io/pod-security-admission).
 package podsecurity
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/pod-security-admission/api"
-	"k8s.io/pod-security-admission/policy"
+
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
-var evaluator = func() policy.Evaluator {
-	e, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
-	if err != nil {
-		panic(err)
-	}
-	return e
-}()
-
 // Restricted returns what in spec the restricted level (latest version)
-// forbids: one line per failed check, none when it passes.
+// forbids: one entry per failed check, none when it passes.
 func Restricted(meta metav1.ObjectMeta, spec corev1.PodSpec) []string {
-	var out []string
-	for _, r := range evaluator.EvaluatePod(api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()}, &meta, &spec) {
-		if !r.Allowed {
-			out = append(out, fmt.Sprintf("%s: %s", r.ForbiddenReason, r.ForbiddenDetail))
-		}
+	level, forbidden := validation.PodSecurityLevel(&meta, &spec)
+	if level == api.LevelRestricted {
+		return nil
 	}
-	return out
+	return forbidden
 }
