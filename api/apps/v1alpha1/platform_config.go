@@ -50,8 +50,10 @@ type PlatformFacts struct {
 }
 
 // ComponentFacts describe a component's Service: Host is its DNS name in
-// the cluster (empty for a component without ports), Ports its ports by
-// name.
+// the cluster, Ports its ports by name; both empty for a component without
+// a Service (no ports, a CronJob, or disabled: kubeforge deletes a
+// disabled component's Service, and a name it does not hold is anyone's
+// to take in the namespace, so no config may point at it).
 type ComponentFacts struct {
 	Name  string
 	Host  string
@@ -80,7 +82,7 @@ func ConfigFactsFor(p *Platform, c *PlatformComponent, version string) ConfigFac
 	for i := range p.Spec.Components {
 		o := &p.Spec.Components[i]
 		cf := ComponentFacts{Name: o.Name, Ports: map[string]int32{}}
-		if len(o.Ports) > 0 && o.Workload != WorkloadCronJob {
+		if !o.Disable && len(o.Ports) > 0 && o.Workload != WorkloadCronJob {
 			cf.Host = p.Name + "-" + o.Name + "." + p.Namespace + ".svc"
 			for _, pt := range o.Ports {
 				cf.Ports[pt.Name] = pt.Port
@@ -112,7 +114,7 @@ func RenderConfigFile(f ConfigFacts, name, content string) (string, error) {
 				return "", fmt.Errorf("no component %q", component)
 			}
 			if c.Host == "" {
-				return "", fmt.Errorf("component %q has no Service (no ports)", component)
+				return "", fmt.Errorf("component %q has no Service (it is disabled, a CronJob or without ports)", component)
 			}
 			n, ok := c.Ports[port]
 			if !ok {

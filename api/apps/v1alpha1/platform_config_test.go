@@ -75,3 +75,34 @@ func TestConfigTemplatesOfTheDocsStillRender(t *testing.T) {
 		}
 	}
 }
+
+// kubeforge deletes a disabled component's Service, and the name is then
+// anyone's to take in the namespace (an ExternalName to another host is
+// enough): no config renders its address.
+func TestAConfigCannotPointAtADisabledComponentsService(t *testing.T) {
+	p := &Platform{}
+	p.Name, p.Namespace = "acme", "shop"
+	p.Spec.Components = []PlatformComponent{
+		{Name: "db", Disable: true, Ports: []ComponentPort{{Name: "pg", Port: 5432}}},
+		{Name: "api", Config: map[string]string{
+			"service.conf": `database: {{ service "db" "pg" }}`,
+			"index.conf":   `{{ (index .Components "db").Host }}`,
+		}},
+	}
+	facts := ConfigFactsFor(p, &p.Spec.Components[1], "1")
+	if db := facts.Components["db"]; db.Host != "" || len(db.Ports) != 0 {
+		t.Errorf("the disabled component's facts = %+v, want no Host and no Ports", db)
+	}
+	files, errs := RenderConfig(p, &p.Spec.Components[1], "1")
+	if err := errs["service.conf"]; err == nil || !strings.Contains(err.Error(), "disabled") {
+		t.Errorf("service of a disabled component: err = %v, want one saying it is disabled", err)
+	}
+	if got := files["index.conf"]; strings.Contains(got, "svc") {
+		t.Errorf("index.conf = %q names the disabled component's Service", got)
+	}
+	p.Spec.Components[0].Disable = false
+	files, errs = RenderConfig(p, &p.Spec.Components[1], "1")
+	if files["service.conf"] != "database: acme-db.shop.svc:5432" || errs != nil {
+		t.Errorf("enabled again: %q, %v", files["service.conf"], errs)
+	}
+}
