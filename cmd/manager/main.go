@@ -295,6 +295,10 @@ func main() {
 	ingressHosts := flag.String("ingress-hosts", "",
 		"Comma-separated host patterns the Ingresses of Workspaces and Platforms may use: exact hosts, or *.example.com for any "+
 			"name under example.com. Empty: any host (each requester still needs the right to create Ingresses).")
+	wildcardHosts := flag.String("ingress-wildcard-hosts", "",
+		"Comma-separated wildcard hosts (*.team-a.example.com) the Ingresses of Workspaces and Platforms may use, each exactly as listed, "+
+			"when --ingress-hosts is set: its patterns grant names, not wildcards (a wildcard serves every unclaimed name under it, and its "+
+			"certificate is valid for every other tenant's host there). Empty: none.")
 	ingressIssuers := flag.String("ingress-issuers", "",
 		"Comma-separated cert-manager issuers the Certificates of Workspaces and Platforms may come from, as Kind/name "+
 			"(ClusterIssuer/letsencrypt, Issuer/internal-ca). Empty: any issuer (each requester still needs the right to create Certificates).")
@@ -414,7 +418,7 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	policy := validation.Policy{IngressHosts: splitList(*ingressHosts), Issuers: splitList(*ingressIssuers), AnonymousIngress: *anonymousIngress}
+	policy := validation.Policy{IngressHosts: splitList(*ingressHosts), WildcardHosts: splitList(*wildcardHosts), Issuers: splitList(*ingressIssuers), AnonymousIngress: *anonymousIngress}
 	ks := kinds(clusterDomain, clusterDNS, certManager, apiAdvertiseURL, apiCAFile, installerPolicy, allowFrom, policy)
 	concurrency, err := kindConcurrency(perKindConcurrency, ks, sch)
 	if err != nil {

@@ -489,8 +489,15 @@ func canExpose(t reflect.Type) bool {
 // requester's own rights (manager flags, docs/operations.md).
 type Policy struct {
 	// IngressHosts are the host patterns Ingresses may use ("*.example.com"
-	// matches one label or more under example.com); empty allows any.
+	// matches a name of one label or more under example.com); empty allows
+	// any host, wildcard hosts included.
 	IngressHosts []string
+	// WildcardHosts are the wildcard hosts ("*.team-a.example.com")
+	// Ingresses may use when IngressHosts is set, each exactly as listed:
+	// a pattern of IngressHosts grants names, not wildcards. A wildcard
+	// host serves every name under it no other Ingress claims, and its
+	// certificate is valid for every other tenant's host there.
+	WildcardHosts []string
 	// Issuers are the cert-manager issuers ("ClusterIssuer/letsencrypt",
 	// "Issuer/name") Certificates may come from; empty allows any.
 	Issuers []string
@@ -503,6 +510,13 @@ func (pol Policy) Rules(spec any, root *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, e := range Exposures(spec, root) {
 		switch {
+		case e.Host != "" && len(pol.IngressHosts) > 0 && strings.HasPrefix(e.Host, "*.") && !slices.Contains(lower(pol.WildcardHosts), strings.ToLower(e.Host)):
+			allowed := "none"
+			if len(pol.WildcardHosts) > 0 {
+				allowed = strings.Join(pol.WildcardHosts, ", ") + " only"
+			}
+			errs = append(errs, field.Forbidden(e.Path, "a wildcard host serves every name under it and takes a certificate valid for all of them: "+
+				"the administrator allows the wildcard hosts "+allowed+" (a pattern of the Ingress hosts, "+strings.Join(pol.IngressHosts, ", ")+", grants names, not wildcards)"))
 		case e.Host != "" && len(pol.IngressHosts) > 0 && !hostAllowed(pol.IngressHosts, e.Host):
 			errs = append(errs, field.Forbidden(e.Path, "the administrator allows Ingress hosts "+strings.Join(pol.IngressHosts, ", ")+" only"))
 		case e.Issuer != "" && len(pol.Issuers) > 0 && !slices.Contains(pol.Issuers, e.Issuer):
@@ -510,6 +524,14 @@ func (pol Policy) Rules(spec any, root *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+func lower(list []string) []string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = strings.ToLower(v)
+	}
+	return out
 }
 
 // hostAllowed reports whether host, a DNS name (a "*." wildcard allowed),

@@ -17,6 +17,7 @@ package validation
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -167,7 +168,7 @@ func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
 		return idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: host,
 			TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: issuer, Kind: "ClusterIssuer"}}}}
 	}
-	pol := Policy{IngressHosts: []string{"*.ide.example.com", "exact.example.com"}, Issuers: []string{"ClusterIssuer/le"}}
+	pol := Policy{IngressHosts: []string{"*.ide.example.com", "exact.example.com"}, WildcardHosts: []string{"*.team-a.ide.example.com"}, Issuers: []string{"ClusterIssuer/le"}}
 	for _, tc := range []struct {
 		host, issuer string
 		errs         int
@@ -176,6 +177,12 @@ func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
 		{"a.b.ide.example.com", "le", 0},
 		{"exact.example.com", "le", 0},
 		{"ide.example.com", "le", 1}, // the wildcard needs a label
+		// A pattern grants names, not wildcards: *.ide.example.com as a
+		// host would catch every name under it and take a certificate
+		// valid for every other tenant's host there.
+		{"*.ide.example.com", "le", 1},
+		{"*.alice.ide.example.com", "le", 1},
+		{"*.Team-A.ide.example.com", "le", 0}, // listed in WildcardHosts
 		{"evil.example.org", "le", 1},
 		{"alice.ide.example.com", "selfsigned", 1},
 		{"evil.example.org", "selfsigned", 2},
@@ -199,6 +206,11 @@ func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
 	aliased.Components[0].Ingress.Annotations = map[string]string{"konghq.com/host-aliases": "web2.ide.example.com,bank.example.org"}
 	if errs := pol.Rules(aliased, field.NewPath("spec")); len(errs) != 1 || errs[0].Field != "spec.components[0].ingress.annotations[konghq.com/host-aliases]" {
 		t.Errorf("Kong's aliased host outside the policy: %v", errs)
+	}
+	// A wildcard in an alias annotation is a wildcard host too.
+	aliased.Components[0].Ingress.Annotations = map[string]string{"nginx.ingress.kubernetes.io/server-alias": "*.ide.example.com"}
+	if errs := pol.Rules(aliased, field.NewPath("spec")); len(errs) != 1 || !strings.Contains(errs[0].Detail, "wildcard") {
+		t.Errorf("a wildcard alias under a host pattern: %v", errs)
 	}
 	if hostAllowed(pol.IngressHosts, `~^bank\.example\.org$|x.ide.example.com`) {
 		t.Error("a regular expression passed the policy by its suffix")
