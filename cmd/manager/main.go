@@ -234,6 +234,10 @@ func main() {
 	webhookClientCA := flag.String("webhook-client-ca", "",
 		"A CA bundle (a path, or a file name in --webhook-cert-path): the webhook server then takes requests only from a client "+
 			"with a certificate it signed — the API server, configured to present one (docs/security.md). Empty: any client that reaches the port.")
+	webhookDrain := flag.Duration("webhook-drain-time", 0,
+		"How long the webhook server goes on answering once the manager is told to stop, each answer closing its connection, "+
+			"so that the API server never sends a request on a connection the server is closing (the manifests set 2s, "+
+			"within the Pod's termination grace period). The Lease is released after it. 0: shut down at once.")
 	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
 		"The directory that contains the metrics server certificate. A self-signed one is generated when empty.")
 	flag.StringVar(&certName, "cert-name", "tls.crt", "The certificate file name in the cert directories.")
@@ -364,6 +368,7 @@ func main() {
 	// controller-runtime's server with an idle timeout longer than the API
 	// server's, so that a request never meets a connection being closed.
 	webhookServer := admit.NewWebhookServer(webhookOpts)
+	admit.Drain(webhookServer, *webhookDrain)
 	if *webhookProvision {
 		// The certificate comes a moment after start (internal/certs).
 		webhookServer = certs.WaitingWebhookServer(webhookServer, webhookCertPath)

@@ -48,6 +48,24 @@ const APIServerIdleTimeout = 90 * time.Second
 // write refused after about 90 s without admission requests.
 const IdleTimeout = 2 * APIServerIdleTimeout
 
+// DrainTime is how long the webhook server of the manifests
+// (--webhook-drain-time) goes on answering once it is told to stop, with
+// every answer closing its connection ("Connection: close"), before it
+// shuts down. By then the API server has stopped opening connections to
+// the replica (it left the webhook Service when its deletion began), but
+// keeps those it holds, and a request it sends on one at the moment the
+// server closes it fails ("failed calling webhook … EOF", seen when a
+// leader Pod was deleted). A connection the API server uses while the
+// server drains is closed after the answer, which the API server reads,
+// so it never sends on it again; only one left idle all along is still
+// closed by the shutdown. The preStop sleep (3 s), this and the shutdown
+// fit within the Pod's termination grace period (10 s). The Lease is
+// released after it (controller-runtime stops the webhooks last), so a
+// new leader takes over that much later: 0 (no drain) where no Service
+// and no pooled connection stand between the API server and the
+// webhooks, as outside a cluster.
+const DrainTime = 2 * time.Second
+
 // NewWebhookServer is controller-runtime's webhook server (its mux, its
 // registration and the metrics of each webhook) served by an HTTP server
 // whose idle timeout is IdleTimeout. It serves opts.CertDir's
@@ -69,12 +87,22 @@ func NewWebhookServer(opts webhook.Options) webhook.Server {
 	return &webhookServer{Server: webhook.NewServer(opts), opts: opts, idle: IdleTimeout}
 }
 
+// Drain sets how long srv, made by NewWebhookServer, drains when it is
+// told to stop (DrainTime); 0, the default, shuts down at once.
+func Drain(srv webhook.Server, d time.Duration) {
+	if s, ok := srv.(*webhookServer); ok {
+		s.drain = d
+	}
+}
+
 type webhookServer struct {
 	// Register, WebhookMux and NeedLeaderElection; its Start is not used.
 	webhook.Server
-	opts    webhook.Options
-	idle    time.Duration
-	started atomic.Bool
+	opts     webhook.Options
+	idle     time.Duration
+	drain    time.Duration
+	started  atomic.Bool
+	draining atomic.Bool
 }
 
 func (s *webhookServer) addr() string {
@@ -124,8 +152,10 @@ func (s *webhookServer) Start(ctx context.Context) error {
 		return err
 	}
 	srv := &http.Server{
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		Handler:           s.WebhookMux(),
+		// ctx's values (the logger), not its end: the requests answered
+		// while the server drains and shuts down run to their end.
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		Handler:           s.closingWhileDraining(s.WebhookMux()),
 		MaxHeaderBytes:    1 << 20,
 		ReadHeaderTimeout: 32 * time.Second,
 		IdleTimeout:       s.idle,
@@ -133,6 +163,11 @@ func (s *webhookServer) Start(ctx context.Context) error {
 	closed := make(chan struct{})
 	go func() {
 		<-ctx.Done()
+		if s.drain > 0 {
+			s.draining.Store(true)
+			log.Info("Draining: each answer closes its connection until the shutdown", "for", s.drain)
+			time.Sleep(s.drain)
+		}
 		shutdown, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := srv.Shutdown(shutdown); err != nil {
@@ -164,4 +199,15 @@ func (s *webhookServer) StartedChecker() healthz.Checker {
 		}
 		return conn.Close()
 	}
+}
+
+// closingWhileDraining has every answer close its connection once the
+// server drains (DrainTime).
+func (s *webhookServer) closingWhileDraining(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }

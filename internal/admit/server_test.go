@@ -18,12 +18,14 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +89,87 @@ func TestWebhookServerOutlastsTheAPIServersIdleConnections(t *testing.T) {
 	// (which then dials anew) or sees it closed: either way not reused.
 	if get() {
 		t.Error("an idle connection outlived the idle timeout")
+	}
+}
+
+// Told to stop, the webhook server goes on answering for its drain time,
+// each answer closing its connection so the API server never sends on
+// one the server is about to close, with requests that run to their end;
+// then it stops.
+func TestWebhookServerDrainsItsConnectionsBeforeItStops(t *testing.T) {
+	ca, dir, port := servingSetup(t)
+	srv := NewWebhookServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: dir})
+	if got := srv.(*webhookServer).drain; got != 0 {
+		t.Fatalf("a new server drains for %s, want 0 unless told", got)
+	}
+	Drain(srv, time.Second)
+	srv.Register("/hello", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.Context().Err(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "hello")
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	for deadline := time.Now().Add(10 * time.Second); srv.StartedChecker()(nil) != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("not started")
+		}
+	}
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.PEM)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	url := "https://127.0.0.1:" + strconv.Itoa(port) + "/hello"
+	// post answers whether the request reused a connection and whether
+	// the answer closed it.
+	post := func() (reused, closes bool, err error) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("{}"))
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused },
+		}))
+		resp, err := c.Do(req)
+		if err != nil {
+			return reused, false, err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != "hello" {
+			return reused, resp.Close, fmt.Errorf("answered %d %q", resp.StatusCode, b)
+		}
+		return reused, resp.Close, nil
+	}
+	if _, closes, err := post(); err != nil || closes {
+		t.Fatalf("before the stop: closes %v, %v", closes, err)
+	}
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	reused, closes, err := post()
+	if err != nil || !reused || !closes {
+		t.Errorf("draining, on the connection held: reused %v, closes %v, %v; want an answer that closes it", reused, closes, err)
+	}
+	reused, closes, err = post()
+	if err != nil || reused || !closes {
+		t.Errorf("draining, next: reused %v, closes %v, %v; want a new connection, answered and closed", reused, closes, err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("stopped before its drain time: %v", err)
+	default:
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still serving 5 s after its drain time")
+	}
+	if _, _, err := post(); err == nil {
+		t.Error("answered after it stopped")
 	}
 }
 
