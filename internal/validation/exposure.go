@@ -510,7 +510,11 @@ func (pol Policy) Rules(spec any, root *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, e := range Exposures(spec, root) {
 		switch {
-		case e.Host != "" && len(pol.IngressHosts) > 0 && strings.HasPrefix(e.Host, "*.") && !slices.Contains(lower(pol.WildcardHosts), strings.ToLower(e.Host)):
+		case e.Host != "" && len(pol.IngressHosts) > 0 && strings.HasPrefix(e.Host, "*."):
+			// Granted by name only, whatever the patterns.
+			if slices.Contains(lower(pol.WildcardHosts), strings.ToLower(e.Host)) {
+				continue
+			}
 			allowed := "none"
 			if len(pol.WildcardHosts) > 0 {
 				allowed = strings.Join(pol.WildcardHosts, ", ") + " only"

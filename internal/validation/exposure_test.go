@@ -168,7 +168,7 @@ func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
 		return idev1alpha1.WorkspaceSpec{Ingress: &idev1alpha1.WorkspaceIngress{Host: host,
 			TLS: &idev1alpha1.WorkspaceTLS{IssuerRef: idev1alpha1.IssuerReference{Name: issuer, Kind: "ClusterIssuer"}}}}
 	}
-	pol := Policy{IngressHosts: []string{"*.ide.example.com", "exact.example.com"}, WildcardHosts: []string{"*.team-a.ide.example.com"}, Issuers: []string{"ClusterIssuer/le"}}
+	pol := Policy{IngressHosts: []string{"*.ide.example.com", "exact.example.com"}, WildcardHosts: []string{"*.team-a.ide.example.com", "*.team-b.example.org"}, Issuers: []string{"ClusterIssuer/le"}}
 	for _, tc := range []struct {
 		host, issuer string
 		errs         int
@@ -183,6 +183,8 @@ func TestThePolicyLimitsIngressHostsAndIssuers(t *testing.T) {
 		{"*.ide.example.com", "le", 1},
 		{"*.alice.ide.example.com", "le", 1},
 		{"*.Team-A.ide.example.com", "le", 0}, // listed in WildcardHosts
+		{"*.team-b.example.org", "le", 0},     // listed, under no pattern: granted by name
+		{"*.x.team-b.example.org", "le", 1},   // under a listed wildcard: not listed
 		{"evil.example.org", "le", 1},
 		{"alice.ide.example.com", "selfsigned", 1},
 		{"evil.example.org", "selfsigned", 2},
