@@ -29,15 +29,21 @@ import (
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // Types are the objects a PodSet's controller owns and reads: its
-// Deployment, and the Deployment's pods (owned by a ReplicaSet, mapped
-// back by label).
+// Deployment, and the Deployment's ReplicaSets and their pods (mapped back
+// by label; counted as the PodSet's by their controllers' UIDs,
+// workload.DeploymentPods).
 var Types = engine.Types{
 	Owned: []client.Object{&appsv1.Deployment{}},
-	// The status lists the Pods' names: a Pod's status changes nothing in it.
-	Read: []engine.Read{{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged}},
+	// The status lists the Pods' names: a Pod's or a ReplicaSet's status
+	// changes nothing in it.
+	Read: []engine.Read{
+		{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged},
+		{Object: &appsv1.ReplicaSet{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged},
+	},
 }
 
 // Reconciler reconciles PodSets.
@@ -51,6 +57,7 @@ type Reconciler struct {
 // Owner references with blockOwnerDeletion need update on the finalizers subresource.
 // +kubebuilder:rbac:groups=apps.kubeforge.io,resources=podsets/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -112,12 +119,18 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, inv
 		o.deployment = dep
 	}
 
-	pods := &corev1.PodList{}
+	// The pods are the Deployment's by their controllers' UIDs: its
+	// labels are anyone's to put on a pod of their own.
+	sets, pods := &appsv1.ReplicaSetList{}, &corev1.PodList{}
+	if err := r.Client.List(ctx, sets, client.InNamespace(ps.Namespace), client.MatchingLabels(SelectorLabels(ps))); err != nil {
+		o.podsUnknown = true
+		return o, fmt.Errorf("listing ReplicaSets: %w", err)
+	}
 	if err := r.Client.List(ctx, pods, client.InNamespace(ps.Namespace), client.MatchingLabels(SelectorLabels(ps))); err != nil {
 		o.podsUnknown = true
 		return o, fmt.Errorf("listing pods: %w", err)
 	}
-	o.pods = pods.Items
+	o.pods = workload.DeploymentPods(pods.Items, sets.Items, o.deployment)
 	return o, nil
 }
 

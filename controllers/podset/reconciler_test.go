@@ -169,7 +169,7 @@ var _ = Describe("PodSet Controller", func() {
 			Eventually(func(g Gomega) int32 { return *getDeployment("scaled")(g).Spec.Replicas }).Should(Equal(int32(5)))
 		})
 
-		It("should report pods and readiness from what it observes", func() {
+		It("should report readiness and the pods of its Deployment's own ReplicaSets, not pods planted with its labels", func() {
 			ps := newPodSet("observed", 2)
 			Expect(suite.Client.Create(suite.Ctx, ps)).To(Succeed())
 			Eventually(condition("observed", conditions.Ready)).Should(HaveField("Status", metav1.ConditionFalse))
@@ -181,13 +181,36 @@ var _ = Describe("PodSet Controller", func() {
 				d = getDeployment("observed")(g)
 				g.Expect(testenv.Sealed(d)).To(BeTrue())
 			}).Should(Succeed())
-			for _, name := range []string{"observed-b", "observed-a"} {
+			controlledBy := func(kind, name string, uid types.UID) []metav1.OwnerReference {
+				return []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: new(true)}}
+			}
+			replicaSet := func(name string, owners []metav1.OwnerReference) *appsv1.ReplicaSet {
+				rs := &appsv1.ReplicaSet{
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: d.Spec.Template.Labels, OwnerReferences: owners},
+					Spec:       appsv1.ReplicaSetSpec{Replicas: new(int32(2)), Selector: d.Spec.Selector, Template: d.Spec.Template},
+				}
+				Expect(suite.Client.Create(suite.Ctx, rs)).To(Succeed())
+				return rs
+			}
+			rs := replicaSet("observed-6d4f", controlledBy("Deployment", d.Name, d.UID))
+			// Planted beside it with the PodSet's labels: a ReplicaSet
+			// that claims no Deployment.
+			planted := replicaSet("observed-planted", nil)
+			pod := func(name string, owners []metav1.OwnerReference) {
 				p := &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: d.Spec.Template.Labels},
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: d.Spec.Template.Labels, OwnerReferences: owners},
 					Spec:       d.Spec.Template.Spec,
 				}
 				Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
 			}
+			for _, name := range []string{"observed-b", "observed-a"} {
+				pod(name, controlledBy("ReplicaSet", rs.Name, rs.UID))
+			}
+			// Pods with the PodSet's labels that Kubernetes does not count
+			// as its Deployment's: none of them is listed.
+			pod("observed-planted-labels", nil)
+			pod("observed-planted-set", controlledBy("ReplicaSet", planted.Name, planted.UID))
+			pod("observed-planted-claims-the-deployment", controlledBy("Deployment", d.Name, d.UID))
 			d.Status = appsv1.DeploymentStatus{
 				ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
 			}

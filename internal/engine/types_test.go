@@ -78,7 +78,7 @@ func TestControllersLeaveOutOnlyTheEngineOwnSealOfAnObjectItJustMade(t *testing.
 	}
 }
 
-func TestAPodsStatusDoesNotConcernAKindThatListsItsPods(t *testing.T) {
+func TestAPodsStatusDoesNotConcernAKindThatListsItsPodsItsLabelsControllerAndDeletionDo(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-1", Labels: map[string]string{"app": "web"}}}
 	ready := pod.DeepCopy()
 	ready.Spec.NodeName = "node-1"
@@ -88,6 +88,10 @@ func TestAPodsStatusDoesNotConcernAKindThatListsItsPods(t *testing.T) {
 	relabelled.Labels = map[string]string{"app": "other"}
 	deleting := pod.DeepCopy()
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	adopted := pod.DeepCopy()
+	adopted.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1", UID: "rs-uid", Controller: new(true)}}
+	otherOwner := adopted.DeepCopy()
+	otherOwner.OwnerReferences[0].UID = "other-uid"
 	for _, c := range []struct {
 		name     string
 		updated  *corev1.Pod
@@ -96,8 +100,22 @@ func TestAPodsStatusDoesNotConcernAKindThatListsItsPods(t *testing.T) {
 		{"scheduled, running and ready", ready, false},
 		{"a label changed", relabelled, true},
 		{"its deletion started", deleting, true},
+		{"adopted by a controller", adopted, true},
 	} {
 		if got := MembershipChanged(pod, c.updated); got != c.concerns {
+			t.Errorf("%s: concerns = %v, want %v", c.name, got, c.concerns)
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		updated  *corev1.Pod
+		concerns bool
+	}{
+		{"released by its controller", pod, true},
+		{"claimed by another controller", otherOwner, true},
+		{"its status only", adopted, false},
+	} {
+		if got := MembershipChanged(adopted, c.updated); got != c.concerns {
 			t.Errorf("%s: concerns = %v, want %v", c.name, got, c.concerns)
 		}
 	}

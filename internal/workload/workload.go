@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubeforge/kubeforge/internal/conditions"
@@ -164,6 +165,31 @@ func JobPods(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
 		}
 	}
 	return mine
+}
+
+// DeploymentPods are those of pods that Kubernetes counts as dep's: each
+// names as its controller (by UID) one of sets, the ReplicaSets that name
+// dep as theirs. A Deployment's labels are anyone's to copy onto a pod of
+// their own; a UID is the API server's. A pod that claims one of dep's
+// ReplicaSets is counted by that ReplicaSet's controller too (and scaled
+// down with it), so it is dep's as far as Kubernetes is concerned.
+func DeploymentPods(pods []corev1.Pod, sets []appsv1.ReplicaSet, dep *appsv1.Deployment) []corev1.Pod {
+	if dep == nil || dep.UID == "" {
+		return nil
+	}
+	mine := map[types.UID]bool{}
+	for i := range sets {
+		if ref := metav1.GetControllerOfNoCopy(&sets[i]); ref != nil && ref.UID == dep.UID && sets[i].UID != "" {
+			mine[sets[i].UID] = true
+		}
+	}
+	var out []corev1.Pod
+	for i := range pods {
+		if ref := metav1.GetControllerOfNoCopy(&pods[i]); ref != nil && mine[ref.UID] {
+			out = append(out, pods[i])
+		}
+	}
+	return out
 }
 
 // JobResult reads a Job's outcome: done is false while it runs; reason

@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeforge/kubeforge/internal/conditions"
@@ -106,5 +107,41 @@ func TestStatefulSetAndDaemonSet(t *testing.T) {
 	}
 	if _, ok := Of(&corev1.Pod{}); ok {
 		t.Error("a Pod is not a workload")
+	}
+}
+
+func TestDeploymentPodsAreThoseOfItsOwnReplicaSetsByUID(t *testing.T) {
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "dep-uid"}}
+	controlled := func(name string, uid, owner types.UID, kind string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, UID: uid, Labels: map[string]string{"app": "web"},
+			OwnerReferences: []metav1.OwnerReference{{Kind: kind, Name: "x", UID: owner, Controller: ptr.To(true)}}}
+	}
+	sets := []appsv1.ReplicaSet{
+		{ObjectMeta: controlled("web-1", "rs-1", "dep-uid", "Deployment")},
+		{ObjectMeta: controlled("web-2", "rs-2", "dep-uid", "Deployment")},
+		// Planted beside them with the same labels: it names another
+		// Deployment, or none.
+		{ObjectMeta: controlled("web-3", "rs-3", "other-uid", "Deployment")},
+		{ObjectMeta: metav1.ObjectMeta{Name: "web-4", UID: "rs-4", Labels: map[string]string{"app": "web"}}},
+	}
+	pods := []corev1.Pod{
+		{ObjectMeta: controlled("a", "p-a", "rs-1", "ReplicaSet")},
+		{ObjectMeta: controlled("b", "p-b", "rs-2", "ReplicaSet")},
+		{ObjectMeta: controlled("planted-labels-only", "p-c", "", "")},
+		{ObjectMeta: controlled("planted-other-set", "p-d", "rs-3", "ReplicaSet")},
+		{ObjectMeta: controlled("planted-unowned-set", "p-e", "rs-4", "ReplicaSet")},
+		{ObjectMeta: controlled("planted-names-the-deployment", "p-f", "dep-uid", "Deployment")},
+		{ObjectMeta: metav1.ObjectMeta{Name: "planted-no-owner", UID: "p-g", Labels: map[string]string{"app": "web"}}},
+	}
+	pods[2].OwnerReferences = nil
+	var names []string
+	for _, p := range DeploymentPods(pods, sets, dep) {
+		names = append(names, p.Name)
+	}
+	if len(names) != 2 || names[0] != "a" || names[1] != "b" {
+		t.Fatalf("got %v, want the pods of web's own ReplicaSets only: [a b]", names)
+	}
+	if got := DeploymentPods(pods, sets, nil); got != nil {
+		t.Fatalf("without a Deployment: got %d pods, want none", len(got))
 	}
 }

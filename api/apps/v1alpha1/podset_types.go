@@ -76,7 +76,9 @@ type PodSetStatus struct {
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 
 	// podNames lists the names of the PodSet's pods that are not being
-	// deleted, sorted.
+	// deleted, sorted: those of its Deployment's ReplicaSets (by their
+	// controllers' UIDs, as Kubernetes counts them), not every pod that
+	// carries its labels.
 	// +optional
 	// +listType=atomic
 	PodNames []string `json:"podNames,omitempty"`
