@@ -30,6 +30,7 @@ import (
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/admit"
 	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 // DefaultClusterDomain is the DNS domain of the cluster's Services.
@@ -125,10 +126,15 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 		client.MatchingLabels{networkingv1alpha1.BalancerLabel: b.Name}); err != nil {
 		return o, fmt.Errorf("listing EndpointSlices: %w", err)
 	}
+	// Each backend Service's slices are those its EndpointSlice controller
+	// made: their controller is the Service (its UID, as Apply left it).
+	// The labels are anyone's to put on a slice of their own.
 	o.slices = map[string][]discoveryv1.EndpointSlice{}
-	for _, s := range slices.Items {
-		svc := s.Labels[discoveryv1.LabelServiceName]
-		o.slices[svc] = append(o.slices[svc], s)
+	for _, be := range b.Spec.Backends {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: networkingv1alpha1.BackendServiceName(b, be)}}
+		if res.LiveObject(r.Engine.Scheme, svc) {
+			o.slices[svc.Name] = workload.Controlled(slices.Items, svc.UID)
+		}
 	}
 	return o, nil
 }

@@ -95,10 +95,12 @@ func settled(name string) {
 
 // endpointSlice makes the EndpointSlice that the EndpointSlice controller
 // would make for a backend Service: the Service's labels copied, plus the
-// service-name label; one endpoint per readiness given.
+// service-name label, and the Service as its controller; one endpoint per
+// readiness given.
 func endpointSlice(svc *corev1.Service, ready ...bool) *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: svc.Name + "-abcde", Namespace: svc.Namespace, Labels: map[string]string{}},
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name + "-abcde", Namespace: svc.Namespace, Labels: map[string]string{},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID, Controller: ptr.To(true)}}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 	}
 	for k, v := range svc.Labels {
@@ -250,7 +252,7 @@ var _ = Describe("Balancer Controller", func() {
 		Expect(cm.Data["nginx.conf"]).NotTo(ContainSubstring("prune-v3"))
 	})
 
-	It("should report backends from their EndpointSlices: active, obsolete and Degraded", func() {
+	It("should report backends from their Services' own EndpointSlices, not slices planted with their labels: active, obsolete and Degraded", func() {
 		Expect(suite.Client.Create(suite.Ctx, newBalancer("eps", 90, 10))).To(Succeed())
 		settled("eps")
 		Expect(condition("eps", conditions.Ready)(Default).Reason).To(Equal(balancer.ReasonProxyUnavailable))
@@ -259,6 +261,14 @@ var _ = Describe("Balancer Controller", func() {
 			svc := &corev1.Service{}
 			Expect(suite.Client.Get(suite.Ctx, key(name), svc)).To(Succeed())
 			Expect(suite.Client.Create(suite.Ctx, endpointSlice(svc, true, true, false))).To(Succeed())
+			// Planted beside it with the same labels and three ready
+			// endpoints of its own, no controller: never counted.
+			planted := endpointSlice(svc, true, true, true)
+			planted.Name, planted.OwnerReferences = name+"-planted", nil
+			for i := range planted.Endpoints {
+				planted.Endpoints[i].Addresses = []string{fmt.Sprintf("10.9.0.%d", i+1)}
+			}
+			Expect(suite.Client.Create(suite.Ctx, planted)).To(Succeed())
 		}
 		makeProxyAvailable("eps", 1)
 		Eventually(func(g Gomega) {

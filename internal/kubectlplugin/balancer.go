@@ -20,6 +20,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -83,15 +84,23 @@ func (e *env) splitRows(ctx context.Context, b *networkingv1alpha1.Balancer) ([]
 			r.weight = *be.Weight
 		}
 		if live {
+			// The Service's own slices: those whose controller is its UID
+			// (labels are anyone's to put on a slice).
+			svc := &corev1.Service{}
 			slices := &discoveryv1.EndpointSliceList{}
-			err := e.c.List(ctx, slices, client.InNamespace(b.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: r.service})
+			err := e.c.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: r.service}, svc)
+			if err == nil {
+				err = e.c.List(ctx, slices, client.InNamespace(b.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: r.service})
+			}
 			switch {
 			case apierrors.IsForbidden(err):
 				live = false
+			case apierrors.IsNotFound(err):
+				r.ready = 0
 			case err != nil:
-				return nil, false, fmt.Errorf("listing the EndpointSlices of Service %s: %w", r.service, err)
+				return nil, false, fmt.Errorf("reading the EndpointSlices of Service %s: %w", r.service, err)
 			default:
-				r.ready = workload.ReadyEndpoints(slices.Items)
+				r.ready = workload.ReadyEndpoints(workload.Controlled(slices.Items, svc.UID))
 			}
 		}
 		if !live {

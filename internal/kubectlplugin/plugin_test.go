@@ -17,6 +17,7 @@ package kubectlplugin
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -169,12 +171,13 @@ func TestStatusOfANotAdmittedObjectSaysHowToApproveIt(t *testing.T) {
 	}
 }
 
-func TestBalancerSplitGivesAnUnreadyBackendsShareToTheOthers(t *testing.T) {
+func TestBalancerSplitCountsTheServicesOwnSlicesAndGivesAnUnreadyBackendsShareToTheOthers(t *testing.T) {
 	b := &networkingv1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
 	b.Spec.Backends = []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: ptr.To(int32(20))}, {Name: "v2", Weight: ptr.To(int32(30))},
 		{Name: "v3", Weight: ptr.To(int32(50))}}
 	b.Status.Replicas, b.Status.ReadyReplicas = 2, 2
-	slice := func(svc string, ready ...bool) client.Object {
+	var objs []client.Object
+	slice := func(svc string, ready ...bool) *discoveryv1.EndpointSlice {
 		s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: svc + "-x", Namespace: ns,
 			Labels: map[string]string{discoveryv1.LabelServiceName: svc}}, AddressType: discoveryv1.AddressTypeIPv4}
 		for i, r := range ready {
@@ -183,8 +186,19 @@ func TestBalancerSplitGivesAnUnreadyBackendsShareToTheOthers(t *testing.T) {
 		}
 		return s
 	}
-	out, err := execute(t, []client.Object{b, slice("web-v1", true, true), slice("web-v2", true, false), slice("web-v3", false)}, nil,
-		"balancer", "split", "web")
+	for i, ready := range [][]bool{{true, true}, {true, false}, {false}} {
+		name := fmt.Sprintf("web-v%d", i+1)
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)}}
+		// Planted beside each with the Service's label, two ready
+		// endpoints and no controller: never counted.
+		planted := slice(name, true, true)
+		planted.Name = name + "-planted"
+		for j := range planted.Endpoints {
+			planted.Endpoints[j].Addresses = []string{fmt.Sprintf("10.9.%d.%d", i, j)}
+		}
+		objs = append(objs, svc, controlledBy(slice(name, ready...), svc, "Service"), planted)
+	}
+	out, err := execute(t, append(objs, b), nil, "balancer", "split", "web")
 	if err != nil {
 		t.Fatal(err)
 	}

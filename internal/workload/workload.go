@@ -151,43 +151,47 @@ func replicas(r *int32) int32 {
 	return *r
 }
 
-// JobPods are those of pods that name job (its UID) as their controller.
-// The Job controller's labels are anyone's to copy onto a pod of their
-// own; the controller reference narrows the list to pods that claim this
-// very Job — a claim still written by whoever creates the pod (the UID is
-// readable), so a Job that makes one pod (backoffLimit 0) with more than
-// one claiming it has pods planted beside its own.
-func JobPods(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
-	var mine []corev1.Pod
-	for i := range pods {
-		if ref := metav1.GetControllerOfNoCopy(&pods[i]); ref != nil && ref.UID == job.UID {
-			mine = append(mine, pods[i])
+// Controlled are those of items whose controller reference names uid:
+// the objects a controller made (a Job's or a ReplicaSet's Pods, a
+// Service's EndpointSlices). Labels are anyone's to copy onto an object of
+// their own; a UID is the API server's. The reference is still written by
+// whoever creates the object (the UID is readable), but one that claims
+// the controller is counted by that controller too, so it is the
+// controller's as far as Kubernetes is concerned. An empty uid controls
+// nothing.
+func Controlled[T any, P interface {
+	*T
+	metav1.Object
+}](items []T, uid types.UID) []T {
+	if uid == "" {
+		return nil
+	}
+	var out []T
+	for i := range items {
+		if ref := metav1.GetControllerOfNoCopy(P(&items[i])); ref != nil && ref.UID == uid {
+			out = append(out, items[i])
 		}
 	}
-	return mine
+	return out
+}
+
+// JobPods are those of pods that name job (its UID) as their controller
+// (Controlled). A Job that makes one pod (backoffLimit 0) with more than
+// one claiming it has pods planted beside its own.
+func JobPods(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
+	return Controlled(pods, job.UID)
 }
 
 // DeploymentPods are those of pods that Kubernetes counts as dep's: each
-// names as its controller (by UID) one of sets, the ReplicaSets that name
-// dep as theirs. A Deployment's labels are anyone's to copy onto a pod of
-// their own; a UID is the API server's. A pod that claims one of dep's
-// ReplicaSets is counted by that ReplicaSet's controller too (and scaled
-// down with it), so it is dep's as far as Kubernetes is concerned.
+// names as its controller one of sets that names dep as its controller
+// (Controlled, twice).
 func DeploymentPods(pods []corev1.Pod, sets []appsv1.ReplicaSet, dep *appsv1.Deployment) []corev1.Pod {
-	if dep == nil || dep.UID == "" {
+	if dep == nil {
 		return nil
 	}
-	mine := map[types.UID]bool{}
-	for i := range sets {
-		if ref := metav1.GetControllerOfNoCopy(&sets[i]); ref != nil && ref.UID == dep.UID && sets[i].UID != "" {
-			mine[sets[i].UID] = true
-		}
-	}
 	var out []corev1.Pod
-	for i := range pods {
-		if ref := metav1.GetControllerOfNoCopy(&pods[i]); ref != nil && mine[ref.UID] {
-			out = append(out, pods[i])
-		}
+	for _, rs := range Controlled(sets, dep.UID) {
+		out = append(out, Controlled(pods, rs.UID)...)
 	}
 	return out
 }

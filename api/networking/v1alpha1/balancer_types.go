@@ -226,7 +226,8 @@ type BalancerBackendStatus struct {
 	// weight the proxy gives the backend.
 	Weight int32 `json:"weight"`
 	// readyEndpoints is the number of ready pods behind the backend's
-	// Service, counted from its EndpointSlices.
+	// Service, counted from its EndpointSlices (those whose controller is
+	// the Service, by UID).
 	ReadyEndpoints int32 `json:"readyEndpoints"`
 }
 
