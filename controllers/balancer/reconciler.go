@@ -127,13 +127,14 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 		return o, fmt.Errorf("listing EndpointSlices: %w", err)
 	}
 	// Each backend Service's slices are those its EndpointSlice controller
-	// made: their controller is the Service (its UID, as Apply left it).
-	// The labels are anyone's to put on a slice of their own.
+	// made and keeps (workload.ServiceSlices): their controller is the
+	// Service (its UID, as Apply left it). The labels are anyone's to put
+	// on a slice of their own.
 	o.slices = map[string][]discoveryv1.EndpointSlice{}
 	for _, be := range b.Spec.Backends {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: networkingv1alpha1.BackendServiceName(b, be)}}
 		if res.LiveObject(r.Engine.Scheme, svc) {
-			o.slices[svc.Name] = workload.Controlled(slices.Items, svc.UID)
+			o.slices[svc.Name] = workload.ServiceSlices(slices.Items, svc)
 		}
 	}
 	return o, nil

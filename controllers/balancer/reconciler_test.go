@@ -37,6 +37,7 @@ import (
 	"github.com/kubeforge/kubeforge/controllers/balancer"
 	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 func newBalancer(name string, weights ...int32) *networkingv1alpha1.Balancer {
@@ -107,6 +108,7 @@ func endpointSlice(svc *corev1.Service, ready ...bool) *discoveryv1.EndpointSlic
 		s.Labels[k] = v
 	}
 	s.Labels[discoveryv1.LabelServiceName] = svc.Name
+	s.Labels[discoveryv1.LabelManagedBy] = workload.EndpointSliceControllerName
 	for i, r := range ready {
 		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
 			Addresses:  []string{fmt.Sprintf("10.1.0.%d", i+1)},
@@ -262,13 +264,23 @@ var _ = Describe("Balancer Controller", func() {
 			Expect(suite.Client.Get(suite.Ctx, key(name), svc)).To(Succeed())
 			Expect(suite.Client.Create(suite.Ctx, endpointSlice(svc, true, true, false))).To(Succeed())
 			// Planted beside it with the same labels and three ready
-			// endpoints of its own, no controller: never counted.
-			planted := endpointSlice(svc, true, true, true)
-			planted.Name, planted.OwnerReferences = name+"-planted", nil
-			for i := range planted.Endpoints {
-				planted.Endpoints[i].Addresses = []string{fmt.Sprintf("10.9.0.%d", i+1)}
+			// endpoints of their own: one with no controller, one that
+			// claims the Service without the EndpointSlice controller's
+			// label (which the controller would never correct). Never
+			// counted.
+			for j, claims := range []bool{false, true} {
+				planted := endpointSlice(svc, true, true, true)
+				planted.Name = fmt.Sprintf("%s-planted-%d", name, j)
+				if claims {
+					delete(planted.Labels, discoveryv1.LabelManagedBy)
+				} else {
+					planted.OwnerReferences = nil
+				}
+				for i := range planted.Endpoints {
+					planted.Endpoints[i].Addresses = []string{fmt.Sprintf("10.9.%d.%d", j, i+1)}
+				}
+				Expect(suite.Client.Create(suite.Ctx, planted)).To(Succeed())
 			}
-			Expect(suite.Client.Create(suite.Ctx, planted)).To(Succeed())
 		}
 		makeProxyAvailable("eps", 1)
 		Eventually(func(g Gomega) {

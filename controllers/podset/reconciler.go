@@ -33,16 +33,16 @@ import (
 )
 
 // Types are the objects a PodSet's controller owns and reads: its
-// Deployment, and the Deployment's ReplicaSets and their pods (mapped back
-// by label; counted as the PodSet's by their controllers' UIDs,
-// workload.DeploymentPods).
+// Deployment, and the Deployment's ReplicaSets (their metadata) and their
+// pods (mapped back by label; counted as the PodSet's by their
+// controllers' UIDs, workload.DeploymentPods).
 var Types = engine.Types{
 	Owned: []client.Object{&appsv1.Deployment{}},
 	// The status lists the Pods' names: a Pod's or a ReplicaSet's status
 	// changes nothing in it.
 	Read: []engine.Read{
 		{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged},
-		{Object: &appsv1.ReplicaSet{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged},
+		{Object: &appsv1.ReplicaSet{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged, Metadata: true},
 	},
 }
 
@@ -121,7 +121,8 @@ func (r *Reconciler) reconcile(ctx context.Context, ps *appsv1alpha1.PodSet, inv
 
 	// The pods are the Deployment's by their controllers' UIDs: its
 	// labels are anyone's to put on a pod of their own.
-	sets, pods := &appsv1.ReplicaSetList{}, &corev1.PodList{}
+	sets, pods := &metav1.PartialObjectMetadataList{}, &corev1.PodList{}
+	sets.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
 	if err := r.Client.List(ctx, sets, client.InNamespace(ps.Namespace), client.MatchingLabels(SelectorLabels(ps))); err != nil {
 		o.podsUnknown = true
 		return o, fmt.Errorf("listing ReplicaSets: %w", err)

@@ -196,12 +196,24 @@ var _ = Describe("PodSet Controller", func() {
 			// Planted beside it with the PodSet's labels: a ReplicaSet
 			// that claims no Deployment.
 			planted := replicaSet("observed-planted", nil)
-			pod := func(name string, owners []metav1.OwnerReference) {
+			// And one that claims the Deployment, held in deletion by a
+			// finalizer: its controller no longer scales it, so the pods
+			// claiming it would stay.
+			held := replicaSet("observed-held", controlledBy("Deployment", d.Name, d.UID))
+			held.Finalizers = []string{"example.com/hold"}
+			Expect(suite.Client.Update(suite.Ctx, held)).To(Succeed())
+			Expect(suite.Client.Delete(suite.Ctx, held)).To(Succeed())
+			DeferCleanup(func() {
+				Expect(client.IgnoreNotFound(suite.Client.Patch(suite.Ctx, held,
+					client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))))).To(Succeed())
+			})
+			pod := func(name string, owners []metav1.OwnerReference) *corev1.Pod {
 				p := &corev1.Pod{
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: d.Spec.Template.Labels, OwnerReferences: owners},
 					Spec:       d.Spec.Template.Spec,
 				}
 				Expect(suite.Client.Create(suite.Ctx, p)).To(Succeed())
+				return p
 			}
 			for _, name := range []string{"observed-b", "observed-a"} {
 				pod(name, controlledBy("ReplicaSet", rs.Name, rs.UID))
@@ -211,6 +223,12 @@ var _ = Describe("PodSet Controller", func() {
 			pod("observed-planted-labels", nil)
 			pod("observed-planted-set", controlledBy("ReplicaSet", planted.Name, planted.UID))
 			pod("observed-planted-claims-the-deployment", controlledBy("Deployment", d.Name, d.UID))
+			pod("observed-planted-held-set", controlledBy("ReplicaSet", held.Name, held.UID))
+			// Claims the real ReplicaSet and has finished, which the
+			// ReplicaSet does not count (nor remove).
+			finished := pod("observed-planted-finished", controlledBy("ReplicaSet", rs.Name, rs.UID))
+			finished.Status.Phase = corev1.PodSucceeded
+			Expect(suite.Client.Status().Update(suite.Ctx, finished)).To(Succeed())
 			d.Status = appsv1.DeploymentStatus{
 				ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
 			}

@@ -177,8 +177,9 @@ func trimLabels(m map[string]string) map[string]string {
 // but its name, UID, owner references and times — enough for the engine to
 // see the name taken and report a NameConflict, nothing for a controller
 // to trust. Objects of the read types (Pods of a workload,
-// EndpointSlices), made by Kubernetes controllers, keep their labels (the
-// cache matches selectors against them) and their content.
+// EndpointSlices, a PodSet's ReplicaSets' metadata), made by Kubernetes
+// controllers, keep their labels (the cache matches selectors against
+// them) and their content.
 // The kinds' own objects (Workspaces, Platforms, ...) and any type no kind
 // owns or reads pass through unchanged.
 func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) toolscache.TransformFunc {
@@ -191,6 +192,16 @@ func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) to
 	for _, o := range Cached(ts...) {
 		if gvk, err := apiutil.GVKForObject(o, scheme); err == nil {
 			kinds[reflect.TypeOf(o)] = gvk.GroupKind()
+		}
+	}
+	// Read types watched as metadata only (Read.Metadata): their labels
+	// stay whole, as every read type's.
+	readKinds := map[schema.GroupKind]bool{}
+	for _, t := range ts {
+		for _, r := range t.Read {
+			if gvk, err := apiutil.GVKForObject(r.Object, scheme); err == nil {
+				readKinds[gvk.GroupKind()] = true
+			}
 		}
 	}
 	return func(in any) (any, error) {
@@ -211,7 +222,7 @@ func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) to
 		}
 		obj.SetAnnotations(nil)
 		_, metadataOnly := in.(*metav1.PartialObjectMetadata)
-		if metadataOnly || isOwned {
+		if (metadataOnly && !readKinds[gk]) || isOwned {
 			obj.SetLabels(trimLabels(obj.GetLabels()))
 		}
 		if !isOwned {

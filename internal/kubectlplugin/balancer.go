@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
@@ -84,8 +85,9 @@ func (e *env) splitRows(ctx context.Context, b *networkingv1alpha1.Balancer) ([]
 			r.weight = *be.Weight
 		}
 		if live {
-			// The Service's own slices: those whose controller is its UID
-			// (labels are anyone's to put on a slice).
+			// The Service's own slices (workload.ServiceSlices: labels are
+			// anyone's to put on a slice), of the Service the Balancer
+			// controls: one made first under its name is not its backend.
 			svc := &corev1.Service{}
 			slices := &discoveryv1.EndpointSliceList{}
 			err := e.c.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: r.service}, svc)
@@ -95,12 +97,12 @@ func (e *env) splitRows(ctx context.Context, b *networkingv1alpha1.Balancer) ([]
 			switch {
 			case apierrors.IsForbidden(err):
 				live = false
-			case apierrors.IsNotFound(err):
+			case apierrors.IsNotFound(err), err == nil && !metav1.IsControlledBy(svc, b):
 				r.ready = 0
 			case err != nil:
 				return nil, false, fmt.Errorf("reading the EndpointSlices of Service %s: %w", r.service, err)
 			default:
-				r.ready = workload.ReadyEndpoints(workload.Controlled(slices.Items, svc.UID))
+				r.ready = workload.ReadyEndpoints(workload.ServiceSlices(slices.Items, svc))
 			}
 		}
 		if !live {

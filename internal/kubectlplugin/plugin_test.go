@@ -40,6 +40,7 @@ import (
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/scheme"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 const ns = "team-a"
@@ -172,7 +173,7 @@ func TestStatusOfANotAdmittedObjectSaysHowToApproveIt(t *testing.T) {
 }
 
 func TestBalancerSplitCountsTheServicesOwnSlicesAndGivesAnUnreadyBackendsShareToTheOthers(t *testing.T) {
-	b := &networkingv1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}}
+	b := &networkingv1alpha1.Balancer{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, UID: "bal-uid"}}
 	b.Spec.Backends = []networkingv1alpha1.BalancerBackend{{Name: "v1", Weight: ptr.To(int32(20))}, {Name: "v2", Weight: ptr.To(int32(30))},
 		{Name: "v3", Weight: ptr.To(int32(50))}}
 	b.Status.Replicas, b.Status.ReadyReplicas = 2, 2
@@ -188,15 +189,23 @@ func TestBalancerSplitCountsTheServicesOwnSlicesAndGivesAnUnreadyBackendsShareTo
 	}
 	for i, ready := range [][]bool{{true, true}, {true, false}, {false}} {
 		name := fmt.Sprintf("web-v%d", i+1)
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name)}}
-		// Planted beside each with the Service's label, two ready
-		// endpoints and no controller: never counted.
+		svc := controlledBy(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)}}, b, "Balancer")
+		own := controlledBy(slice(name, ready...), svc, "Service")
+		own.(*discoveryv1.EndpointSlice).Labels[discoveryv1.LabelManagedBy] = workload.EndpointSliceControllerName
+		// Planted beside each with the Service's label and two ready
+		// endpoints: one with no controller, one that claims the Service
+		// without the EndpointSlice controller's label. Never counted.
 		planted := slice(name, true, true)
 		planted.Name = name + "-planted"
 		for j := range planted.Endpoints {
 			planted.Endpoints[j].Addresses = []string{fmt.Sprintf("10.9.%d.%d", i, j)}
 		}
-		objs = append(objs, svc, controlledBy(slice(name, ready...), svc, "Service"), planted)
+		claims := controlledBy(slice(name, true, true), svc, "Service").(*discoveryv1.EndpointSlice)
+		claims.Name = name + "-claims"
+		for j := range claims.Endpoints {
+			claims.Endpoints[j].Addresses = []string{fmt.Sprintf("10.8.%d.%d", i, j)}
+		}
+		objs = append(objs, svc, own, planted, claims)
 	}
 	out, err := execute(t, append(objs, b), nil, "balancer", "split", "web")
 	if err != nil {

@@ -183,15 +183,47 @@ func JobPods(pods []corev1.Pod, job *batchv1.Job) []corev1.Pod {
 }
 
 // DeploymentPods are those of pods that Kubernetes counts as dep's: each
-// names as its controller one of sets that names dep as its controller
-// (Controlled, twice).
-func DeploymentPods(pods []corev1.Pod, sets []appsv1.ReplicaSet, dep *appsv1.Deployment) []corev1.Pod {
+// names as its controller one of sets (the ReplicaSets, metadata is
+// enough) that names dep as its controller (Controlled, twice), and is
+// active — not being deleted, not Succeeded or Failed, as a ReplicaSet
+// counts its pods. A ReplicaSet being deleted counts none: its controller
+// no longer scales it, so pods claiming one that someone holds in
+// deletion with a finalizer would never be removed. A pod that claims one
+// of dep's ReplicaSets and is active is counted by it, and removed by it
+// when surplus; one that is finished is not, and would stay.
+func DeploymentPods(pods []corev1.Pod, sets []metav1.PartialObjectMetadata, dep *appsv1.Deployment) []corev1.Pod {
 	if dep == nil {
 		return nil
 	}
 	var out []corev1.Pod
 	for _, rs := range Controlled(sets, dep.UID) {
-		out = append(out, Controlled(pods, rs.UID)...)
+		if rs.DeletionTimestamp != nil {
+			continue
+		}
+		for _, p := range Controlled(pods, rs.UID) {
+			if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// EndpointSliceControllerName is the value of discoveryv1.LabelManagedBy
+// on the EndpointSlices Kubernetes' EndpointSlice controller makes.
+const EndpointSliceControllerName = "endpointslice-controller.k8s.io"
+
+// ServiceSlices are those of slices that svc's EndpointSlice controller
+// made and keeps: its UID as their controller, and the controller's
+// managed-by label, by which it lists the slices it keeps true (a slice
+// claiming svc without the label is never corrected or removed; one with
+// it is rewritten or deleted on the Service's next sync).
+func ServiceSlices(slices []discoveryv1.EndpointSlice, svc *corev1.Service) []discoveryv1.EndpointSlice {
+	var out []discoveryv1.EndpointSlice
+	for _, s := range Controlled(slices, svc.UID) {
+		if s.Labels[discoveryv1.LabelManagedBy] == EndpointSliceControllerName {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -116,14 +117,17 @@ func TestDeploymentPodsAreThoseOfItsOwnReplicaSetsByUID(t *testing.T) {
 		return metav1.ObjectMeta{Name: name, UID: uid, Labels: map[string]string{"app": "web"},
 			OwnerReferences: []metav1.OwnerReference{{Kind: kind, Name: "x", UID: owner, Controller: ptr.To(true)}}}
 	}
-	sets := []appsv1.ReplicaSet{
+	sets := []metav1.PartialObjectMetadata{
 		{ObjectMeta: controlled("web-1", "rs-1", "dep-uid", "Deployment")},
 		{ObjectMeta: controlled("web-2", "rs-2", "dep-uid", "Deployment")},
 		// Planted beside them with the same labels: it names another
-		// Deployment, or none.
+		// Deployment, or none, or names the Deployment and is held in
+		// deletion (its controller no longer scales it).
 		{ObjectMeta: controlled("web-3", "rs-3", "other-uid", "Deployment")},
 		{ObjectMeta: metav1.ObjectMeta{Name: "web-4", UID: "rs-4", Labels: map[string]string{"app": "web"}}},
+		{ObjectMeta: controlled("web-5", "rs-5", "dep-uid", "Deployment")},
 	}
+	sets[4].DeletionTimestamp, sets[4].Finalizers = &metav1.Time{}, []string{"example.com/hold"}
 	pods := []corev1.Pod{
 		{ObjectMeta: controlled("a", "p-a", "rs-1", "ReplicaSet")},
 		{ObjectMeta: controlled("b", "p-b", "rs-2", "ReplicaSet")},
@@ -132,6 +136,10 @@ func TestDeploymentPodsAreThoseOfItsOwnReplicaSetsByUID(t *testing.T) {
 		{ObjectMeta: controlled("planted-unowned-set", "p-e", "rs-4", "ReplicaSet")},
 		{ObjectMeta: controlled("planted-names-the-deployment", "p-f", "dep-uid", "Deployment")},
 		{ObjectMeta: metav1.ObjectMeta{Name: "planted-no-owner", UID: "p-g", Labels: map[string]string{"app": "web"}}},
+		{ObjectMeta: controlled("planted-held-set", "p-h", "rs-5", "ReplicaSet")},
+		// Claims a real ReplicaSet, finished: the ReplicaSet does not count it.
+		{ObjectMeta: controlled("planted-finished", "p-i", "rs-1", "ReplicaSet"), Status: corev1.PodStatus{Phase: corev1.PodSucceeded}},
+		{ObjectMeta: controlled("evicted", "p-j", "rs-2", "ReplicaSet"), Status: corev1.PodStatus{Phase: corev1.PodFailed}},
 	}
 	pods[2].OwnerReferences = nil
 	var names []string
@@ -143,5 +151,32 @@ func TestDeploymentPodsAreThoseOfItsOwnReplicaSetsByUID(t *testing.T) {
 	}
 	if got := DeploymentPods(pods, sets, nil); got != nil {
 		t.Fatalf("without a Deployment: got %d pods, want none", len(got))
+	}
+}
+
+func TestServiceSlicesAreThoseItsEndpointSliceControllerKeeps(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web-v1", UID: "svc-uid"}}
+	slice := func(name string, owner types.UID, managedBy string) discoveryv1.EndpointSlice {
+		s := discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{discoveryv1.LabelServiceName: "web-v1"}}}
+		if owner != "" {
+			s.OwnerReferences = []metav1.OwnerReference{{Kind: "Service", Name: "web-v1", UID: owner, Controller: ptr.To(true)}}
+		}
+		if managedBy != "" {
+			s.Labels[discoveryv1.LabelManagedBy] = managedBy
+		}
+		return s
+	}
+	got := ServiceSlices([]discoveryv1.EndpointSlice{
+		slice("own", "svc-uid", EndpointSliceControllerName),
+		slice("labels-only", "", EndpointSliceControllerName),
+		// Claims the Service but not the controller's label: the
+		// controller never lists it, so never corrects or removes it.
+		slice("claims-unmanaged", "svc-uid", ""),
+		slice("claims-other-manager", "svc-uid", "someone-else"),
+		slice("other-service", "other-uid", EndpointSliceControllerName),
+	}, svc)
+	if len(got) != 1 || got[0].Name != "own" {
+		t.Fatalf("got %d slices (%v), want the Service's own only", len(got), got)
 	}
 }

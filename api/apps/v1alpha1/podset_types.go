@@ -75,10 +75,10 @@ type PodSetStatus struct {
 	// +optional
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
 
-	// podNames lists the names of the PodSet's pods that are not being
-	// deleted, sorted: those of its Deployment's ReplicaSets (by their
-	// controllers' UIDs, as Kubernetes counts them), not every pod that
-	// carries its labels.
+	// podNames lists the names of the PodSet's active pods (not being
+	// deleted, not Succeeded or Failed), sorted: those of its Deployment's
+	// ReplicaSets (by their controllers' UIDs, as Kubernetes counts them),
+	// not every pod that carries its labels.
 	// +optional
 	// +listType=atomic
 	PodNames []string `json:"podNames,omitempty"`
