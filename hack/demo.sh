@@ -217,7 +217,8 @@ its last installer run (ansible over SSH):
   kubectl kubeforge platform graph acme
   kubectl kubeforge cluster kubeconfig prod | grep server:
   kubectl kubeforge cluster logs prod | grep -A 3 'PLAY RECAP'
-Manager log: kubectl -n $MANAGER_NS logs deploy/$MANAGER
+The leader's log (of the manager's replicas, the Pod its Lease names):
+  kubectl -n $MANAGER_NS logs "\$(kubectl -n $MANAGER_NS get lease kubeforge.kubeforge.io -o jsonpath='{.spec.holderIdentity}' | cut -d_ -f1)"
 Stop it all: make demo-down
 MSG
 }
