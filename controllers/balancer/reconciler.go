@@ -42,7 +42,7 @@ const DefaultClusterDomain = "cluster.local"
 // EndpointSlice controller; they carry the Service's labels).
 var Types = engine.Types{
 	Owned: []client.Object{&corev1.Service{}, &corev1.ConfigMap{}, &appsv1.Deployment{}},
-	Read:  []engine.Read{{Object: &discoveryv1.EndpointSlice{}, OwnerLabel: networkingv1alpha1.BalancerLabel}},
+	Read:  []engine.Read{{Object: &discoveryv1.EndpointSlice{}, OwnerLabel: networkingv1alpha1.BalancerLabel, Keep: workload.EndpointSliceFields}},
 }
 
 // Reconciler reconciles Balancers.

@@ -52,7 +52,7 @@ import (
 // and the Jobs' pods (for the installer's last words when one fails).
 var Types = engine.Types{
 	Owned: []client.Object{&batchv1.Job{}, &corev1.ConfigMap{}, &corev1.Secret{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}},
-	Read:  []engine.Read{{Object: &corev1.Pod{}}},
+	Read:  []engine.Read{{Object: &corev1.Pod{}, Keep: workload.PodFields}},
 }
 
 // historyTypes are the owned types each operation has its own object of,

@@ -41,7 +41,7 @@ var Types = engine.Types{
 	// The status lists the Pods' names: a Pod's or a ReplicaSet's status
 	// changes nothing in it.
 	Read: []engine.Read{
-		{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged},
+		{Object: &corev1.Pod{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged, Keep: workload.PodFields},
 		{Object: &appsv1.ReplicaSet{}, OwnerLabel: appsv1alpha1.PodSetNameLabel, Concerns: engine.MembershipChanged, Metadata: true},
 	},
 }

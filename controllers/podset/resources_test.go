@@ -15,12 +15,15 @@
 package podset
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/engine"
+	"github.com/kubeforge/kubeforge/internal/validation"
 )
 
 func newPodSet() *appsv1alpha1.PodSet {
@@ -81,5 +84,22 @@ func TestDeploymentOfADefaultedPodSetWithoutReplicas(t *testing.T) {
 func TestSelector(t *testing.T) {
 	if s := Selector(newPodSet()); s != "apps.kubeforge.io/podset=web" {
 		t.Errorf("selector = %q", s)
+	}
+}
+
+// A Pod of a PodSet with as many template labels as the webhook admits,
+// with the operator's and the ReplicaSet's (pod-template-hash) added, keeps
+// every label in the manager's cache, where the PodSet's selector finds it.
+func TestPodLabelsWithinWhatTheCacheKeeps(t *testing.T) {
+	ps := newPodSet()
+	ps.Spec.Template.Labels = map[string]string{}
+	for i := range validation.MaxPodLabels {
+		ps.Spec.Template.Labels[fmt.Sprintf("l%d", i)] = "x"
+	}
+	if errs := validation.PodSet(ps); len(errs) != 0 {
+		t.Fatalf("the webhook refuses %d labels: %v", validation.MaxPodLabels, errs)
+	}
+	if n := len(Deployment(ps).Spec.Template.Labels) + 1; n > engine.MaxReadLabels {
+		t.Errorf("a Pod carries %d labels, the cache keeps them all only up to %d", n, engine.MaxReadLabels)
 	}
 }

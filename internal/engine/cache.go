@@ -156,6 +156,13 @@ func (c metadataCached) List(ctx context.Context, list client.ObjectList, opts .
 // the engine's own, each at most 63 characters (a label value's limit).
 var keptLabels = []string{LabelManagedBy, LabelInstance, LabelComponent}
 
+// MaxReadLabels is how many labels an unsealed object of a read type may
+// carry and keep them all (the cache matches selectors against them);
+// one with more keeps only the engine's three, as an owned type's does,
+// and no selector of a kind finds it. A label is at most 317 bytes of key
+// and 63 of value, so the labels kept cost at most ≈ 24 KiB an object.
+const MaxReadLabels = 64
+
 func trimLabels(m map[string]string) map[string]string {
 	var out map[string]string
 	for _, k := range keptLabels {
@@ -169,19 +176,60 @@ func trimLabels(m map[string]string) map[string]string {
 	return out
 }
 
+// boundedMeta is the metadata the cache keeps of an object it cannot
+// prove the operator's: its identity, times, labels (all of them only
+// when wholeLabels and at most MaxReadLabels) and controller reference —
+// no annotation, no other owner reference, no finalizer, each of which
+// anyone who may write the object could make as large as the object's
+// limit (1.5 MB).
+func boundedMeta(obj metav1.Object, wholeLabels bool) metav1.ObjectMeta {
+	md := metav1.ObjectMeta{
+		Name: obj.GetName(), Namespace: obj.GetNamespace(), UID: obj.GetUID(),
+		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(),
+		CreationTimestamp: obj.GetCreationTimestamp(), DeletionTimestamp: obj.GetDeletionTimestamp(),
+	}
+	if l := obj.GetLabels(); wholeLabels && len(l) <= MaxReadLabels {
+		md.Labels = l
+	} else {
+		md.Labels = trimLabels(l)
+	}
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			md.OwnerReferences = []metav1.OwnerReference{ref}
+			break
+		}
+	}
+	return md
+}
+
+func setMeta(dst metav1.Object, md metav1.ObjectMeta) {
+	dst.SetName(md.Name)
+	dst.SetNamespace(md.Namespace)
+	dst.SetUID(md.UID)
+	dst.SetResourceVersion(md.ResourceVersion)
+	dst.SetGeneration(md.Generation)
+	dst.SetCreationTimestamp(md.CreationTimestamp)
+	dst.SetDeletionTimestamp(md.DeletionTimestamp)
+	dst.SetLabels(md.Labels)
+	dst.SetAnnotations(nil)
+	dst.SetOwnerReferences(md.OwnerReferences)
+	dst.SetFinalizers(nil)
+	dst.SetManagedFields(nil)
+}
+
 // CacheTransform returns the cache transform that bounds what each cached
 // object costs. An object whose seal verifies is kept whole (it is what
-// the operator made). Any other object keeps no annotation; one of the
-// owned types (which the operator would have sealed), or a ConfigMap's or
-// Secret's metadata, keeps only the engine's three labels and nothing else
-// but its name, UID, owner references and times — enough for the engine to
-// see the name taken and report a NameConflict, nothing for a controller
-// to trust. Objects of the read types (Pods of a workload,
-// EndpointSlices, a PodSet's ReplicaSets' metadata), made by Kubernetes
-// controllers, keep their labels (the cache matches selectors against
-// them) and their content.
+// the operator made). Any other object of a type some kind owns or reads
+// keeps only bounded metadata (boundedMeta): enough for the engine to see
+// a name taken and report a NameConflict, nothing for a controller to
+// trust. Of it, an owned type's object, and a ConfigMap's or Secret's
+// metadata, keep only the engine's three labels; a read type's object
+// (Pods of a workload, EndpointSlices, a PodSet's ReplicaSets' metadata),
+// made by Kubernetes controllers, keeps its labels (the cache matches
+// selectors against them) and what its Read's Keep returns of its content.
 // The kinds' own objects (Workspaces, Platforms, ...) and any type no kind
-// owns or reads pass through unchanged.
+// owns or reads pass through unchanged. Two Reads of one type with
+// different Keep functions are a programming error: CacheTransform panics.
 func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) toolscache.TransformFunc {
 	e := &Engine{Proof: keys, Scheme: scheme}
 	owned := map[reflect.Type]bool{}
@@ -194,14 +242,22 @@ func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) to
 			kinds[reflect.TypeOf(o)] = gvk.GroupKind()
 		}
 	}
-	// Read types watched as metadata only (Read.Metadata): their labels
-	// stay whole, as every read type's.
+	// Read types, and what each keeps of an unsealed object's content.
 	readKinds := map[schema.GroupKind]bool{}
+	keep := map[reflect.Type]func(client.Object) client.Object{}
 	for _, t := range ts {
 		for _, r := range t.Read {
 			if gvk, err := apiutil.GVKForObject(r.Object, scheme); err == nil {
 				readKinds[gvk.GroupKind()] = true
 			}
+			if r.Keep == nil {
+				continue
+			}
+			rt := reflect.TypeOf(r.Object)
+			if k, ok := keep[rt]; ok && reflect.ValueOf(k).Pointer() != reflect.ValueOf(r.Keep).Pointer() {
+				panic(fmt.Sprintf("engine: two Reads of %s keep different fields", rt))
+			}
+			keep[rt] = r.Keep
 		}
 	}
 	return func(in any) (any, error) {
@@ -210,9 +266,8 @@ func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) to
 			return in, nil
 		}
 		gk, cached := kinds[reflect.TypeOf(in)]
-		isOwned := owned[reflect.TypeOf(in)]
 		if pom, ok := in.(*metav1.PartialObjectMetadata); ok {
-			gk, cached, isOwned = pom.GroupVersionKind().GroupKind(), true, false
+			gk, cached = pom.GroupVersionKind().GroupKind(), true
 		}
 		if !cached {
 			return in, nil
@@ -220,33 +275,24 @@ func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) to
 		if gk.Kind != "" && e.Proven(gk, obj) {
 			return in, nil
 		}
-		obj.SetAnnotations(nil)
-		_, metadataOnly := in.(*metav1.PartialObjectMetadata)
-		if (metadataOnly && !readKinds[gk]) || isOwned {
-			obj.SetLabels(trimLabels(obj.GetLabels()))
+		md := boundedMeta(obj, readKinds[gk] && !owned[reflect.TypeOf(in)])
+		if pom, ok := in.(*metav1.PartialObjectMetadata); ok {
+			return &metav1.PartialObjectMetadata{TypeMeta: pom.TypeMeta, ObjectMeta: md}, nil
 		}
-		if !isOwned {
-			// A read type's labels stay whole: the cache matches selectors
-			// against them.
-			return in, nil
-		}
-		// An empty object of the same type with only the metadata.
-		ro, ok := in.(runtime.Object)
+		ro, ok := in.(client.Object)
 		if !ok {
 			return in, nil
 		}
-		stripped := reflect.New(reflect.TypeOf(ro).Elem()).Interface().(client.Object)
-		stripped.SetName(obj.GetName())
-		stripped.SetNamespace(obj.GetNamespace())
-		stripped.SetUID(obj.GetUID())
-		stripped.SetResourceVersion(obj.GetResourceVersion())
-		stripped.SetCreationTimestamp(obj.GetCreationTimestamp())
-		stripped.SetDeletionTimestamp(obj.GetDeletionTimestamp())
-		stripped.SetLabels(obj.GetLabels())
-		stripped.SetAnnotations(obj.GetAnnotations())
-		stripped.SetOwnerReferences(obj.GetOwnerReferences())
-		stripped.GetObjectKind().SetGroupVersionKind(ro.GetObjectKind().GroupVersionKind())
-		return stripped, nil
+		var out client.Object
+		if k := keep[reflect.TypeOf(in)]; k != nil {
+			out = k(ro)
+		} else {
+			// An empty object of the same type.
+			out = reflect.New(reflect.TypeOf(ro).Elem()).Interface().(client.Object)
+		}
+		setMeta(out, md)
+		out.GetObjectKind().SetGroupVersionKind(ro.GetObjectKind().GroupVersionKind())
+		return out, nil
 	}
 }
 

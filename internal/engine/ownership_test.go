@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +37,7 @@ import (
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 var _ = Describe("Ownership by proof", func() {
@@ -376,9 +378,23 @@ var _ = Describe("Ownership by proof", func() {
 		})
 	})
 
+	It("should refuse two kinds reading one type that keep different fields of it", func() {
+		keepAll := func(o client.Object) client.Object { return o }
+		Expect(func() {
+			engine.CacheTransform(env.Proof, env.Scheme,
+				engine.Types{Read: []engine.Read{{Object: &corev1.Pod{}, Keep: workload.PodFields}}},
+				engine.Types{Read: []engine.Read{{Object: &corev1.Pod{}, Keep: keepAll}}})
+		}).To(PanicWith(ContainSubstring("keep different fields")))
+		Expect(func() {
+			engine.CacheTransform(env.Proof, env.Scheme,
+				engine.Types{Read: []engine.Read{{Object: &corev1.Pod{}, Keep: workload.PodFields}}},
+				engine.Types{Read: []engine.Read{{Object: &corev1.Pod{}, Keep: workload.PodFields}}})
+		}).NotTo(Panic())
+	})
+
 	It("should cache ConfigMaps and Secrets as metadata only, and strip an unsealed owned object to its metadata", func() {
-		types := []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}}
-		ts := engine.Types{Owned: types, Read: []engine.Read{{Object: &corev1.Pod{}}}}
+		owned := []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}}
+		ts := engine.Types{Owned: owned, Read: []engine.Read{{Object: &corev1.Pod{}, Keep: workload.PodFields}}}
 		opts := engine.CacheOptions(engine.CacheSettings{Transform: engine.CacheTransform(env.Proof, env.Scheme, ts)}, engine.Cached(ts)...)
 		opts.Scheme = env.Scheme
 		uncached, err := cache.New(env.Config, opts)
@@ -390,6 +406,24 @@ var _ = Describe("Ownership by proof", func() {
 		big := strings.Repeat("x", 512<<10)
 		Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planted-big", Namespace: "default", Labels: labels,
 			Annotations: map[string]string{"note": big[:200<<10]}}, Data: map[string]string{"big": big}})).To(Succeed())
+		// Bulk in metadata, where labels and data bounds do not reach: ≈ 700
+		// KB of made-up owner references and finalizers on a labelled
+		// ConfigMap and on a labelled Pod with a large spec.
+		var refs []metav1.OwnerReference
+		for i := range 2000 {
+			refs = append(refs, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: fmt.Sprintf("%0250d", i),
+				UID: types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), Controller: ptr.To(i == 7)})
+		}
+		var finalizers []string
+		for i := range 200 {
+			finalizers = append(finalizers, fmt.Sprintf("example.com/%060d", i))
+		}
+		Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planted-refs", Namespace: "default", Labels: labels,
+			OwnerReferences: refs, Finalizers: finalizers}})).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(env.Client.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planted-refs", Namespace: "default"}},
+				client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+		})
 		planted := service("planted-svc", 80, labels)
 		planted.Namespace = "default"
 		planted.Annotations = map[string]string{"note": "x"}
@@ -415,6 +449,13 @@ var _ = Describe("Ownership by proof", func() {
 		_, err = eng.Apply(ctx, owner, []client.Object{pod("cached-pod")}, &corev1.Pod{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(env.Client.Create(ctx, pod("replicaset-pod"))).To(Succeed())
+		bulky := pod("bulky-pod")
+		bulky.OwnerReferences = refs
+		bulky.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "BULK", Value: big[:256<<10]}}
+		Expect(env.Client.Create(ctx, bulky)).To(Succeed())
+		bulky.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", Image: "i", ImageID: "i",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: big[:64<<10]}}}}}
+		Expect(env.Client.Status().Update(ctx, bulky)).To(Succeed())
 		go func() { defer GinkgoRecover(); Expect(c.Start(cctx)).To(Succeed()) }()
 		Expect(c.WaitForCacheSync(cctx)).To(BeTrue())
 
@@ -426,6 +467,13 @@ var _ = Describe("Ownership by proof", func() {
 		By("its metadata is there, without the annotation that is not kubeforge's")
 		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "planted-big"}, meta) }).Should(Succeed())
 		Expect(meta.Annotations).NotTo(HaveKey("note"))
+
+		By("an unsealed object keeps only its controller reference of 2000, and no finalizer")
+		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "planted-refs"}, meta) }).Should(Succeed())
+		Expect(meta.OwnerReferences).To(HaveLen(1))
+		Expect(meta.OwnerReferences[0].Name).To(Equal(refs[7].Name))
+		Expect(meta.Finalizers).To(BeEmpty())
+		Expect(meta.Labels).To(Equal(labels))
 
 		By("an unsealed Service keeps only its metadata, a sealed one all of it")
 		s := &corev1.Service{}
@@ -444,7 +492,18 @@ var _ = Describe("Ownership by proof", func() {
 		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "replicaset-pod"}, p) }).Should(Succeed())
 		Expect(p.Annotations).To(BeEmpty())
 		Expect(p.Labels).To(HaveKeyWithValue("app", "x"))
-		Expect(p.Spec.Containers).To(HaveLen(1))
+
+		By("an unsealed Pod keeps its labels and the fields its Read keeps, bounded: no spec, a termination message cut to the kubelet's 4096 bytes")
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "bulky-pod"}, p)).To(Succeed())
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodFailed))
+		}).Should(Succeed())
+		Expect(p.Spec.Containers).To(BeEmpty())
+		Expect(p.Labels).To(HaveKeyWithValue("app", "x"))
+		Expect(p.OwnerReferences).To(HaveLen(1))
+		Expect(p.Status.ContainerStatuses).To(HaveLen(1))
+		Expect(p.Status.ContainerStatuses[0].State.Terminated.ExitCode).To(Equal(int32(2)))
+		Expect(p.Status.ContainerStatuses[0].State.Terminated.Message).To(HaveLen(workload.MaxKeptMessage))
 	})
 })
 

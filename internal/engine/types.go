@@ -68,6 +68,15 @@ type Read struct {
 	// kind whose labels and references are all it reads (a PodSet's
 	// ReplicaSets), so that their specs cost the cache nothing.
 	Metadata bool
+	// Keep, for a type watched whole, is what the controller reads of an
+	// object of it: the cache keeps only what Keep returns (and bounded
+	// metadata, CacheTransform) of an object whose seal does not verify —
+	// which is every object of the type someone else made, the operator's
+	// labels being anyone's to write. Its content must be bounded whatever
+	// the object holds. Every Read of one type names the same function
+	// (package workload has them); without one, such an object keeps its
+	// metadata only.
+	Keep func(client.Object) client.Object
 }
 
 // MembershipChanged is Read.Concerns for a kind whose status only lists

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -104,7 +103,7 @@ func KubernetesCluster(kc *clusterv1alpha1.KubernetesCluster) field.ErrorList {
 	if t := kc.Spec.Installer.Timeout; t != nil && t.Duration < time.Minute {
 		errs = append(errs, field.Invalid(in.Child("timeout"), t.Duration.String(), "must be at least 1m"))
 	}
-	errs = append(errs, metav1validation.ValidateLabels(kc.Spec.Installer.PodLabels, in.Child("podLabels"))...)
+	errs = append(errs, PodLabels(kc.Spec.Installer.PodLabels, in.Child("podLabels"))...)
 	errs = append(errs, extraVars(kc.Spec.Installer.ExtraVars, in.Child("extraVars"))...)
 	if kc.Spec.Installer.Resources != nil {
 		errs = append(errs, Resources(kc.Spec.Installer.Resources, in.Child("resources"))...)

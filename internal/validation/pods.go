@@ -35,7 +35,7 @@ import (
 func PodTemplate(t *corev1.PodTemplateSpec, path *field.Path, reservedLabels ...string) field.ErrorList {
 	var errs field.ErrorList
 	mdPath := path.Child("metadata", "labels")
-	errs = append(errs, metav1validation.ValidateLabels(t.Labels, mdPath)...)
+	errs = append(errs, PodLabels(t.Labels, mdPath)...)
 	for _, key := range reservedLabels {
 		if _, set := t.Labels[key]; set {
 			errs = append(errs, field.Forbidden(mdPath.Key(key), "is set by the operator"))
@@ -48,6 +48,21 @@ func PodTemplate(t *corev1.PodTemplateSpec, path *field.Path, reservedLabels ...
 	names := sets.New[string]()
 	errs = append(errs, Containers(t.Spec.InitContainers, specPath.Child("initContainers"), names)...)
 	errs = append(errs, Containers(t.Spec.Containers, specPath.Child("containers"), names)...)
+	return errs
+}
+
+// MaxPodLabels is how many labels a user may give the pods kubeforge
+// runs: with the few the operator and Kubernetes add, a Pod stays within
+// the labels the manager's cache keeps of a Pod it reads
+// (engine.MaxReadLabels, 64), so that its selectors find it.
+const MaxPodLabels = 48
+
+// PodLabels validates labels a user gives the pods kubeforge runs.
+func PodLabels(labels map[string]string, path *field.Path) field.ErrorList {
+	errs := metav1validation.ValidateLabels(labels, path)
+	if len(labels) > MaxPodLabels {
+		errs = append(errs, field.TooMany(path, len(labels), MaxPodLabels))
+	}
 	return errs
 }
 

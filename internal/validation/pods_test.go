@@ -15,6 +15,7 @@
 package validation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -54,6 +55,23 @@ func TestPodTemplate(t *testing.T) {
 		"reject a reserved label": {
 			tmpl: template(func(t *corev1.PodTemplateSpec) { t.Labels = map[string]string{"reserved": "x"} }),
 			want: []string{"FieldValueForbidden t.metadata.labels[reserved]"},
+		},
+		"reject more labels than the manager's cache keeps of a Pod it reads": {
+			tmpl: template(func(t *corev1.PodTemplateSpec) {
+				t.Labels = map[string]string{}
+				for i := range MaxPodLabels + 1 {
+					t.Labels[fmt.Sprintf("l%d", i)] = "x"
+				}
+			}),
+			want: []string{"FieldValueTooMany t.metadata.labels"},
+		},
+		"accept as many labels as MaxPodLabels": {
+			tmpl: template(func(t *corev1.PodTemplateSpec) {
+				t.Labels = map[string]string{}
+				for i := range MaxPodLabels {
+					t.Labels[fmt.Sprintf("l%d", i)] = "x"
+				}
+			}),
 		},
 		"reject an invalid label value": {
 			tmpl: template(func(t *corev1.PodTemplateSpec) { t.Labels = map[string]string{"app": "not valid!"} }),

@@ -265,3 +265,67 @@ func ReadyEndpoints(slices []discoveryv1.EndpointSlice) int32 {
 	}
 	return int32(len(seen))
 }
+
+// What the cache keeps of a read object nobody can prove the operator's
+// (engine.Read.Keep): the fields the functions above read, each bounded,
+// whatever size the object has. Every kind that reads a type names the
+// same function for it.
+
+// Bounds of PodFields.
+const (
+	// MaxKeptContainerStatuses is how many container statuses PodFields
+	// keeps: an installer's Pod has one container.
+	MaxKeptContainerStatuses = 8
+	// MaxKeptMessage is how much of a container's termination message
+	// PodFields keeps: the kubelet's own limit for one container.
+	MaxKeptMessage = 4096
+)
+
+// PodFields is what kinds read of a Pod someone else made (a ReplicaSet's
+// or a Job's): its phase and how its first containers ended (JobPods,
+// DeploymentPods and an installer's failure output). Its metadata is the
+// engine's to bound.
+func PodFields(obj client.Object) client.Object {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return &corev1.Pod{}
+	}
+	out := &corev1.Pod{TypeMeta: p.TypeMeta, Status: corev1.PodStatus{Phase: p.Status.Phase}}
+	for i, cs := range p.Status.ContainerStatuses {
+		if i == MaxKeptContainerStatuses {
+			break
+		}
+		kept := corev1.ContainerStatus{Name: cs.Name, Ready: cs.Ready, RestartCount: cs.RestartCount}
+		if t := cs.State.Terminated; t != nil {
+			kept.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: truncate(t.Reason, 256), Message: truncate(t.Message, MaxKeptMessage)}
+		}
+		out.Status.ContainerStatuses = append(out.Status.ContainerStatuses, kept)
+	}
+	return out
+}
+
+// EndpointSliceFields is what kinds read of an EndpointSlice: its address
+// type and each endpoint's first address and ready condition
+// (ReadyEndpoints). The API allows 1000 endpoints a slice.
+func EndpointSliceFields(obj client.Object) client.Object {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return &discoveryv1.EndpointSlice{}
+	}
+	out := &discoveryv1.EndpointSlice{TypeMeta: s.TypeMeta, AddressType: s.AddressType}
+	for _, ep := range s.Endpoints {
+		kept := discoveryv1.Endpoint{Conditions: discoveryv1.EndpointConditions{Ready: ep.Conditions.Ready}}
+		if len(ep.Addresses) > 0 {
+			kept.Addresses = []string{truncate(ep.Addresses[0], 64)}
+		}
+		out.Endpoints = append(out.Endpoints, kept)
+	}
+	return out
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -45,7 +45,7 @@ type PodSetSpec struct {
 	// template describes the pods to run. The operator adds the label
 	// apps.kubeforge.io/podset=<name> and the app.kubernetes.io labels to it
 	// and derives the selector from them, so the template needs no labels of
-	// its own. At least one container is required. A template below Pod
+	// its own (at most 48). At least one container is required. A template below Pod
 	// Security's restricted level takes the right to use the level it
 	// passes: verb "use" on podsecuritylevels named "baseline" or
 	// "privileged" in the kubeforge.io group, in the PodSet's namespace

@@ -110,7 +110,7 @@ type Installer struct {
 	// variables name.
 	// +optional
 	ExtraVars InstallerVariables `json:"extraVars,omitempty"`
-	// podLabels are added to the installer pods.
+	// podLabels are added to the installer pods (at most 48).
 	// +optional
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 	// resources of the installer container.
