@@ -15,6 +15,7 @@
 package kubectlplugin
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -24,10 +25,13 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -107,7 +111,7 @@ func clusterCommand(newEnv func() (*env, error)) *cobra.Command {
 			// The Job as the controller names it for the operation's id.
 			job := clusterv1alpha1.JobName(kc, op.ID)
 			fmt.Fprintln(e.errOut, printable(fmt.Sprintf("operation %s (%s, %s) in Job %s", op.ID, op.Type, op.Result, job)))
-			return e.jobLogs(ctx, job, follow)
+			return e.jobLogs(ctx, kc, job, follow)
 		}),
 	}
 	logs.Flags().BoolVarP(&follow, "follow", "f", false, "keep streaming until the installer ends")
@@ -152,9 +156,9 @@ var errNoLogYet = errors.New("no log yet")
 // jobLogs prints the installer container's log of the Job's Pod; with
 // follow it waits for the Pod and its container to start, then streams
 // until the container ends.
-func (e *env) jobLogs(ctx context.Context, jobName string, follow bool) error {
+func (e *env) jobLogs(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster, jobName string, follow bool) error {
 	for {
-		err := e.jobLogsOnce(ctx, jobName, follow)
+		err := e.jobLogsOnce(ctx, kc, jobName, follow)
 		if !errors.Is(err, errNoLogYet) || !follow {
 			return err
 		}
@@ -166,10 +170,16 @@ func (e *env) jobLogs(ctx context.Context, jobName string, follow bool) error {
 	}
 }
 
-func (e *env) jobLogsOnce(ctx context.Context, jobName string, follow bool) error {
+func (e *env) jobLogsOnce(ctx context.Context, kc *clusterv1alpha1.KubernetesCluster, jobName string, follow bool) error {
 	job := &batchv1.Job{}
 	if err := e.get(ctx, "Job", jobName, job); err != nil {
 		return err
+	}
+	// The plugin cannot check the Job's seal (the key is the operator's):
+	// it takes only a Job whose controller is the cluster, by its UID. One
+	// someone else made under the name is not printed at all.
+	if ref := metav1.GetControllerOfNoCopy(job); ref == nil || ref.UID != kc.UID {
+		return fmt.Errorf("job %s/%s is not KubernetesCluster %s's (its controller is not the cluster): not printing its log", job.Namespace, job.Name, kc.Name)
 	}
 	pod, err := e.jobPod(ctx, job)
 	if err != nil {
@@ -199,8 +209,37 @@ func (e *env) jobLogsOnce(ctx context.Context, jobName string, follow bool) erro
 		return fmt.Errorf("reading the log of Pod %s: %w", pod.Name, err)
 	}
 	defer stream.Close()
-	_, err = io.Copy(e.out, stream)
-	return err
+	return copyPrintable(e.out, stream)
+}
+
+// copyPrintable copies a log line by line with every control character
+// but the tab and the line's end escaped, as printable does: a log is
+// what a Pod wrote, and nothing it wrote reaches the terminal as a
+// control (an escape sequence, a carriage return over the line before).
+func copyPrintable(w io.Writer, r io.Reader) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			var b strings.Builder
+			for _, c := range line {
+				if c != '\n' && c != '\t' && (unicode.IsControl(c) || unicode.Is(unicode.Bidi_Control, c) || c == utf8.RuneError) {
+					fmt.Fprintf(&b, "\\u%04x", c)
+					continue
+				}
+				b.WriteRune(c)
+			}
+			if _, werr := io.WriteString(w, b.String()); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 func orNone(s string) string {
@@ -237,6 +276,21 @@ func inertKubeconfig(b []byte) error {
 		if cfg.Clusters[name].CertificateAuthority != "" {
 			why = append(why, fmt.Sprintf("cluster %q reads a local file", name))
 		}
+	}
+	// Merged with the reader's own kubeconfigs (KUBECONFIG=a:b), a context
+	// naming a user this file does not define would send the reader's
+	// credentials of that name to this file's server.
+	for _, name := range slices.Sorted(maps.Keys(cfg.Contexts)) {
+		c := cfg.Contexts[name]
+		if _, ok := cfg.AuthInfos[c.AuthInfo]; !ok {
+			why = append(why, fmt.Sprintf("context %q uses a user it does not define (%q)", name, c.AuthInfo))
+		}
+		if _, ok := cfg.Clusters[c.Cluster]; !ok {
+			why = append(why, fmt.Sprintf("context %q uses a cluster it does not define (%q)", name, c.Cluster))
+		}
+	}
+	if _, ok := cfg.Contexts[cfg.CurrentContext]; cfg.CurrentContext != "" && !ok {
+		why = append(why, fmt.Sprintf("the current context %q is not in it", cfg.CurrentContext))
 	}
 	if len(why) > 0 {
 		return fmt.Errorf("the kubeconfig would do more than the installer writes (%s): someone who may update the Secret changed it", strings.Join(why, "; "))

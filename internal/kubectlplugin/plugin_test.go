@@ -278,8 +278,14 @@ contexts:
 current-context: prod
 `
 	for _, tc := range []struct {
-		name, user, cluster, refused string
+		name, user, cluster, context, refused string
 	}{
+		// Merged with the reader's kubeconfig, the reader's own "prod-admin"
+		// credentials would go to this file's server.
+		{name: "a context naming a user the file does not define", context: "  context: {cluster: prod, user: prod-admin}\n",
+			refused: `context "prod" uses a user it does not define ("prod-admin")`},
+		{name: "a context naming a cluster the file does not define", context: "  context: {cluster: corp, user: admin}\n",
+			refused: `context "prod" uses a cluster it does not define ("corp")`},
 		{name: "inline, as the installer writes it"},
 		{name: "exec", user: "  user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: sh, args: [-c, id]}}\n", refused: `user "admin" runs a command`},
 		{name: "auth provider", user: "  user: {auth-provider: {name: oidc}}\n", refused: `user "admin" calls an auth provider`},
@@ -292,6 +298,9 @@ current-context: prod
 		}
 		if tc.cluster != "" {
 			conf = strings.Replace(conf, "  cluster: {server: \"https://10.0.0.1:6443\", certificate-authority-data: Zm9v}\n", tc.cluster, 1)
+		}
+		if tc.context != "" {
+			conf = strings.Replace(conf, "  context: {cluster: prod, user: admin}\n", tc.context, 1)
 		}
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "prod-kubeconfig", Namespace: ns}, Data: map[string][]byte{KubeconfigKey: []byte(conf)}}
 		out, err := execute(t, []client.Object{kc, s}, nil, "cluster", "kubeconfig", "prod")
@@ -434,5 +443,32 @@ func TestOpenNamesThePasswordSecretFromTheSpecNotFromStatus(t *testing.T) {
 	openLines(&b, ws, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "alice"}}, "127.0.0.1", 40123)
 	if strings.Contains(b.String(), "evil") || !strings.Contains(b.String(), "get secret alice-auth -o jsonpath") {
 		t.Errorf("open names another Secret than alice-auth:\n%s", b.String())
+	}
+}
+
+// The log of an installer is what a Pod wrote: printed line by line with
+// every control but the tab and the line's end escaped.
+func TestClusterLogsReachTheTerminalAsTextOnly(t *testing.T) {
+	var out bytes.Buffer
+	log := "TASK [install] ok\n\x1b]0;owned\x07\x1b[2Jcleared\r\nlast\tline without end"
+	if err := copyPrintable(&out, strings.NewReader(log)); err != nil {
+		t.Fatal(err)
+	}
+	want := "TASK [install] ok\n\\u001b]0;owned\\u0007\\u001b[2Jcleared\\u000d\nlast\tline without end"
+	if out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+}
+
+// A Job under the operation's name that the cluster does not control (one
+// someone made after the operator's went) is not the cluster's: its log is
+// not printed.
+func TestClusterLogsRefuseAJobTheClusterDoesNotControl(t *testing.T) {
+	kc := &clusterv1alpha1.KubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "prod", Namespace: ns, UID: "cluster-uid"}}
+	kc.Status.Operations = []clusterv1alpha1.Operation{{ID: "create-1", Type: clusterv1alpha1.OpCreate}}
+	planted := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: clusterv1alpha1.JobName(kc, "create-1"), Namespace: ns, UID: "job-uid"}}
+	out, err := execute(t, []client.Object{kc, planted}, nil, "cluster", "logs", "prod")
+	if err == nil || !strings.Contains(err.Error(), "is not KubernetesCluster prod's") || out != "" {
+		t.Errorf("printed %q, %v; want the Job refused", out, err)
 	}
 }
