@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -63,9 +64,11 @@ const StampedBefore = "kubeforge: stored before admission stamps"
 //     webhooks checked what was stored since; not one stored before, by
 //     nobody's checks, such as one made on a fresh install while its CRDs
 //     existed and its webhooks did not yet); after a pass without failures the record
-//     says "done". A pass that did not finish is taken up at the next
-//     start, for the objects created before the first began; nothing
-//     created later is ever stamped here. Kinds and namespaces the
+//     says "done". Before it writes any stamp, the first pass records
+//     what it is to stamp (UIDs and resourceVersions, "pending"); a pass
+//     that did not finish is taken up at the next start for those only,
+//     unchanged since — one someone wrote meanwhile (its stamp removed,
+//     say) is not vouched for; nothing created later is ever stamped here. Kinds and namespaces the
 //     manager does not serve at that time are not stamped (readmit them).
 //   - every time, it makes again with the current key each stamp that
 //     verifies only with a previous key of the keyring, so that the
@@ -98,7 +101,7 @@ func (s StampStored) Start(ctx context.Context) error {
 	now := time.Now()
 	// Only objects created before the first pass began: one stored since,
 	// while a pass did not finish, is not stamped here.
-	cutoff, once := s.claim(ctx, log, now)
+	cutoff, once, pending := s.claim(ctx, log, now)
 	// And only objects stored since a kubeforge that seals what it makes
 	// — and so served its webhooks — first ran here: since the API server
 	// made the ownership key, which only the operator writes. One stored
@@ -114,7 +117,13 @@ func (s StampStored) Start(ctx context.Context) error {
 	if kinds == nil {
 		kinds = Stampers()
 	}
-	stamped, resigned, failed, listed := 0, 0, 0, true
+	type write struct {
+		st        Stamper
+		obj, base client.Object
+		stamp     bool
+	}
+	var writes []write
+	listed := true
 	for _, st := range kinds {
 		gvk := st.GroupVersionKind()
 		o, err := s.Scheme.New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -133,32 +142,57 @@ func (s StampStored) Start(ctx context.Context) error {
 			switch {
 			// An object from before stamps carries none: one with a stamp
 			// that does not verify (or what it was made over) was written
-			// since, by a client the pass does not vouch for.
+			// since, by a client the pass does not vouch for. A pass taken
+			// up again stamps only what the first pass found, unchanged
+			// since (its UID and resourceVersion): one whose stamp someone
+			// removed meanwhile is not among them.
 			case once && !obj.GetCreationTimestamp().After(cutoff) && obj.GetCreationTimestamp().After(since) &&
 				obj.GetAnnotations()[StampAnnotation] == "" &&
-				obj.GetAnnotations()[StampedOverAnnotation] == "" && st.NeedsStamp(s.Keys, obj):
-				if err := st.SignObject(s.Keys, obj, StampedBefore, now); err != nil {
-					return err
-				}
-				stamped++
+				obj.GetAnnotations()[StampedOverAnnotation] == "" && st.NeedsStamp(s.Keys, obj) &&
+				(pending == nil || pending[pendingEntry(obj)]):
+				writes = append(writes, write{st: st, obj: obj, base: base, stamp: true})
 			case st.ResignObject(s.Keys, obj):
-				resigned++
-			default:
-				return nil
-			}
-			// Conditional on the version read, which the stamp was made
-			// over (Sign): the references policies leave such a write out.
-			err := s.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-			if err == nil && st.NeedsStamp(s.Keys, obj) {
-				err = fmt.Errorf("the stamp was not kept (an older kubeforge's webhook answered?)")
-			}
-			if err != nil {
-				log.Error(err, "Stamping a stored object; it reports NotAdmitted until readmitted", "kind", gvk.Kind,
-					"namespace", obj.GetNamespace(), "name", obj.GetName())
-				failed++
+				writes = append(writes, write{st: st, obj: obj, base: base})
 			}
 			return nil
 		})
+	}
+	if once && pending == nil {
+		// The first pass: what it is to stamp is recorded before any
+		// stamp is written, for a pass that does not finish.
+		var entries []string
+		for _, w := range writes {
+			if w.stamp {
+				entries = append(entries, pendingEntry(w.obj))
+			}
+		}
+		if !listed || !s.recordPending(ctx, log, entries) {
+			log.Info("Not stamping stored objects: what to stamp could not be recorded; trying at the next start")
+			return nil
+		}
+	}
+	stamped, resigned, failed := 0, 0, 0
+	for _, w := range writes {
+		gvk := w.st.GroupVersionKind()
+		if w.stamp {
+			if err := w.st.SignObject(s.Keys, w.obj, StampedBefore, now); err != nil {
+				return err
+			}
+			stamped++
+		} else {
+			resigned++
+		}
+		// Conditional on the version read, which the stamp was made
+		// over (Sign): the references policies leave such a write out.
+		err := s.Client.Patch(ctx, w.obj, client.MergeFromWithOptions(w.base, client.MergeFromWithOptimisticLock{}))
+		if err == nil && w.st.NeedsStamp(s.Keys, w.obj) {
+			err = fmt.Errorf("the stamp was not kept (an older kubeforge's webhook answered?)")
+		}
+		if err != nil {
+			log.Error(err, "Stamping a stored object; it reports NotAdmitted until readmitted", "kind", gvk.Kind,
+				"namespace", w.obj.GetNamespace(), "name", w.obj.GetName())
+			failed++
+		}
 	}
 	if once && failed == 0 && listed {
 		s.finish(ctx, log)
@@ -169,20 +203,67 @@ func (s StampStored) Start(ctx context.Context) error {
 	return nil
 }
 
+// pendingEntry is how the record names an object the first pass is to
+// stamp: its UID and the resourceVersion the pass read.
+func pendingEntry(obj client.Object) string {
+	return string(obj.GetUID()) + " " + obj.GetResourceVersion()
+}
+
+// maxPending is how much of the record the list of objects to stamp may
+// take (a ConfigMap holds 1 MiB): ≈ 20,000 objects. Those past it are not
+// stamped by a pass taken up again (readmit them).
+const maxPending = 900 << 10
+
+// recordPending writes into the record the objects the first pass is to
+// stamp.
+func (s StampStored) recordPending(ctx context.Context, log logr.Logger, entries []string) bool {
+	record := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: s.Namespace, Name: StampRecord}
+	if err := s.Reader.Get(ctx, key, record); err != nil {
+		log.Error(err, "Reading the record of stamped objects", "configmap", key.String())
+		return false
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if b.Len()+len(e)+1 > maxPending {
+			break
+		}
+		b.WriteString(e)
+		b.WriteByte('\n')
+	}
+	base := record.DeepCopy()
+	record.Data["pending"] = b.String()
+	if err := s.Client.Patch(ctx, record, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		log.Error(err, "Recording what to stamp", "configmap", key.String())
+		return false
+	}
+	return true
+}
+
 // claim says whether this start does the one-time stamping, and of the
 // objects created before when: the record did not exist (this replica
-// created it, now), or an earlier pass did not finish (its time).
-func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) (time.Time, bool) {
+// created it, now), or an earlier pass did not finish (its time, and what
+// it recorded it was to stamp; nil when it recorded nothing).
+func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) (time.Time, bool, map[string]bool) {
 	key := client.ObjectKey{Namespace: s.Namespace, Name: StampRecord}
 	record := &corev1.ConfigMap{}
 	err := s.Reader.Get(ctx, key, record)
 	switch {
 	case err == nil:
 		at, perr := time.Parse(time.RFC3339, record.Data["at"])
-		return at, record.Data["state"] == stampStarted && perr == nil
+		var pending map[string]bool
+		if list, ok := record.Data["pending"]; ok {
+			pending = map[string]bool{}
+			for _, e := range strings.Split(list, "\n") {
+				if e != "" {
+					pending[e] = true
+				}
+			}
+		}
+		return at, record.Data["state"] == stampStarted && perr == nil, pending
 	case !apierrors.IsNotFound(err):
 		log.Error(err, "Reading the record of stamped objects; trying at the next start", "configmap", key.String())
-		return time.Time{}, false
+		return time.Time{}, false, nil
 	}
 	record = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: StampRecord},
 		Data: map[string]string{"version": strconv.Itoa(StampVersion), "at": now.UTC().Format(time.RFC3339), "state": stampStarted}}
@@ -190,9 +271,9 @@ func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) 
 		if !apierrors.IsAlreadyExists(err) {
 			log.Error(err, "Recording the stamping of stored objects; trying at the next start", "configmap", key.String())
 		}
-		return time.Time{}, false
+		return time.Time{}, false, nil
 	}
-	return now, true
+	return now, true, nil
 }
 
 // keySince is when the API server made the ownership key's Secret

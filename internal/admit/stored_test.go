@@ -75,12 +75,36 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 		Expect(record.Data).To(HaveKeyWithValue("version", strconv.Itoa(admit.StampVersion)))
 		Expect(record.Data).To(HaveKey("at"))
 		Expect(record.Data).To(HaveKeyWithValue("state", "done"))
+		Expect(record.Data["pending"]).To(ContainSubstring(string(before.UID)), "what it was to stamp, recorded before it stamped")
+		Expect(record.Data["pending"]).NotTo(ContainSubstring(string(written.UID)))
 
 		By("an object stored without a stamp after that first start stays unstamped")
 		after := namingSecret("stored-after")
 		stamp()
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(after), after)).To(Succeed())
 		Expect(after.Annotations).NotTo(HaveKey(admit.StampAnnotation))
+	})
+
+	It("takes up a pass that did not finish for what the first pass recorded, unchanged since, and nothing written meanwhile", func() {
+		Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: proof.DefaultSecretName}})).To(Succeed())
+		time.Sleep(1100 * time.Millisecond)
+		untouched := namingSecret("resumed-untouched")
+		rewritten := namingSecret("resumed-rewritten")
+		// The first pass recorded both, then stopped before stamping them.
+		entry := func(o client.Object) string { return string(o.GetUID()) + " " + o.GetResourceVersion() }
+		Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-node-lease", Name: admit.StampRecord},
+			Data: map[string]string{"version": strconv.Itoa(admit.StampVersion), "at": time.Now().Add(time.Second).UTC().Format(time.RFC3339),
+				"state": "started", "pending": entry(untouched) + "\n" + entry(rewritten) + "\n"}})).To(Succeed())
+		// Meanwhile someone writes one of them (removing a stamp it had, say).
+		rewritten.Annotations = map[string]string{"note": "rewritten"}
+		Expect(env.Client.Update(ctx, rewritten)).To(Succeed())
+
+		Expect(admit.StampStored{Client: env.Client, Reader: env.Client, Scheme: env.Scheme, Keys: env.Proof, Namespace: "kube-node-lease"}.
+			Start(ctx)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(untouched), untouched)).To(Succeed())
+		Expect(admit.PodSet.Stamped(env.Proof, untouched)).To(BeTrue(), "recorded by the first pass and unchanged")
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(rewritten), rewritten)).To(Succeed())
+		Expect(rewritten.Annotations).NotTo(HaveKey(admit.StampAnnotation), "written since the first pass read it")
 	})
 
 	It("vouches for nothing stored before the ownership key was made: a fresh install's object from before its webhooks", func() {
