@@ -109,7 +109,14 @@ func (r *Reconciler) reconcile(ctx context.Context, b *networkingv1alpha1.Balanc
 
 	conf := NginxConf(b, r.renderOptions())
 	o.configHash = ConfigHash(conf)
-	res, err := r.Engine.Apply(ctx, b, DesiredObjects(b, conf), Types.Owned...)
+	desired, err := DesiredObjects(b, conf)
+	if err != nil {
+		// Admission keeps ports × backends within what a template carries.
+		o.invalid = err
+		r.Engine.Invalid(ctx, b, err)
+		return o, nil
+	}
+	res, err := r.Engine.Apply(ctx, b, desired, Types.Owned...)
 	if err != nil {
 		o.applyErr = err
 		return o, fmt.Errorf("applying Balancer objects: %w", err)

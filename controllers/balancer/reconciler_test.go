@@ -16,6 +16,7 @@ package balancer_test
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -252,6 +253,42 @@ var _ = Describe("Balancer Controller", func() {
 		cm := &corev1.ConfigMap{}
 		Expect(suite.Client.Get(suite.Ctx, key("prune-proxy"), cm)).To(Succeed())
 		Expect(cm.Data["nginx.conf"]).NotTo(ContainSubstring("prune-v3"))
+	})
+
+	It("should keep the proxy on its own nginx.conf, and keep rolling it, when someone rewrites its ConfigMap and strips the seal", func() {
+		Expect(suite.Client.Create(suite.Ctx, newBalancer("tamper", 50, 50))).To(Succeed())
+		settled("tamper")
+
+		By("someone who may write ConfigMaps rewrites nginx.conf and removes the seal in the same write")
+		cm := &corev1.ConfigMap{}
+		Expect(suite.Client.Get(suite.Ctx, key("tamper-proxy"), cm)).To(Succeed())
+		cm.Annotations = nil
+		cm.Data["nginx.conf"] = "stream { server { listen 10000; proxy_pass elsewhere.example:80; } }"
+		Expect(suite.Client.Update(suite.Ctx, cm)).To(Succeed())
+		Eventually(condition("tamper", conditions.Degraded)).Should(And(
+			HaveField("Status", metav1.ConditionTrue),
+			HaveField("Reason", conditions.ReasonNameConflict),
+			HaveField("Message", ContainSubstring("ConfigMap/tamper-proxy")),
+		))
+
+		By("a new spec still reaches the proxy, whose pods read nginx.conf from their own template, not from the ConfigMap")
+		b := getBalancer("tamper")(Default)
+		b.Spec.Backends[0].Weight = ptr.To[int32](90)
+		b.Spec.Backends[1].Weight = ptr.To[int32](10)
+		Expect(suite.Client.Update(suite.Ctx, b)).To(Succeed())
+		Eventually(func(g Gomega) {
+			d := &appsv1.Deployment{}
+			g.Expect(suite.Client.Get(suite.Ctx, key("tamper-proxy"), d)).To(Succeed())
+			v := d.Spec.Template.Spec.Volumes[0]
+			g.Expect(v.ConfigMap).To(BeNil())
+			g.Expect(v.DownwardAPI).NotTo(BeNil())
+			g.Expect(v.DownwardAPI.Items).To(HaveLen(1))
+			conf := d.Spec.Template.Annotations[strings.TrimSuffix(strings.TrimPrefix(v.DownwardAPI.Items[0].FieldRef.FieldPath, "metadata.annotations['"), "']")]
+			g.Expect(conf).To(ContainSubstring("weight=90"))
+			g.Expect(conf).NotTo(ContainSubstring("elsewhere.example"))
+		}).Should(Succeed())
+		Expect(suite.Client.Get(suite.Ctx, key("tamper-proxy"), cm)).To(Succeed())
+		Expect(cm.Data["nginx.conf"]).To(ContainSubstring("elsewhere.example"), "not someone else's to overwrite once unsealed")
 	})
 
 	It("should report backends from their Services' own EndpointSlices, not slices planted with their labels: active, obsolete and Degraded", func() {

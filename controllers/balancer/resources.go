@@ -15,6 +15,8 @@
 package balancer
 
 import (
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -72,19 +74,27 @@ func BackendSelector(b *networkingv1alpha1.Balancer, be networkingv1alpha1.Balan
 }
 
 // DesiredObjects are the objects a Balancer owns, built from its spec and
-// its rendered nginx.conf: the backend Services, the proxy's ConfigMap and
-// Deployment, and the front-end Service. The backend Services come first so
-// that their names resolve when the proxy starts.
-func DesiredObjects(b *networkingv1alpha1.Balancer, conf string) []client.Object {
+// its rendered nginx.conf: the backend Services, the proxy's Deployment,
+// the front-end Service and the ConfigMap that shows nginx.conf. The
+// backend Services come first so that their names resolve when the proxy
+// starts; the ConfigMap last, since nothing uses it (a conflict on it
+// stops nothing the proxy needs).
+func DesiredObjects(b *networkingv1alpha1.Balancer, conf string) ([]client.Object, error) {
 	var objs []client.Object
 	for _, be := range b.Spec.Backends {
 		objs = append(objs, BackendService(b, be))
 	}
-	objs = append(objs, ConfigMap(b, conf), Deployment(b, ConfigHash(conf)), FrontendService(b))
-	return objs
+	dep, err := Deployment(b, conf)
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, dep, FrontendService(b), ConfigMap(b, conf))
+	return objs, nil
 }
 
-// ConfigMap holds the proxy's nginx.conf.
+// ConfigMap shows the proxy's nginx.conf to whoever reads it. The proxy
+// does not mount it: it reads the copy its own pod template carries
+// (Deployment), which only someone who may change the Deployment can change.
 func ConfigMap(b *networkingv1alpha1.Balancer, conf string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -97,9 +107,11 @@ func ConfigMap(b *networkingv1alpha1.Balancer, conf string) *corev1.ConfigMap {
 // before nginx is stopped.
 const proxyDrainSeconds = 5
 
-// Deployment runs the nginx proxy with the ConfigMap mounted. The config
-// hash in the pod template rolls the proxy whenever nginx.conf changes.
-func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deployment {
+// Deployment runs the nginx proxy with nginx.conf in its pod template
+// (workload.TemplateFiles), as a file at configDir. A change of nginx.conf
+// changes the template, which rolls the proxy; the template also carries
+// the config hash, which status reports.
+func Deployment(b *networkingv1alpha1.Balancer, conf string) (*appsv1.Deployment, error) {
 	replicas, image := *b.Spec.Replicas, b.Spec.Image
 	podLabels := engine.CommonLabels(b, componentProxy)
 	for k, v := range ProxySelectorLabels(b) {
@@ -141,6 +153,17 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 		container.Resources = *b.Spec.Resources
 	}
 
+	tmpl := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{
+			Labels:      podLabels,
+			Annotations: map[string]string{networkingv1alpha1.ConfigHashAnnotation: ConfigHash(conf)},
+		},
+	}
+	config, err := workload.TemplateFiles(&tmpl, "config", map[string]string{"nginx.conf": conf})
+	if err != nil {
+		return nil, fmt.Errorf("the proxy's nginx.conf: %w", err)
+	}
+	tmpl.Spec = proxyPodSpec(config, container)
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: objectMeta(b, ProxyName(b), componentProxy),
@@ -156,27 +179,19 @@ func Deployment(b *networkingv1alpha1.Balancer, configHash string) *appsv1.Deplo
 					MaxSurge:       ptr.To(intstr.FromInt32(1)),
 				},
 			},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      podLabels,
-					Annotations: map[string]string{networkingv1alpha1.ConfigHashAnnotation: configHash},
-				},
-				Spec: proxyPodSpec(b, container),
-			},
+			Template: tmpl,
 		},
-	}
+	}, nil
 }
 
 // proxyPodSpec is the proxy's Pod: restricted (workload.Restrict), nginx
 // as a non-root user whatever the image's own user, on a read-only root
 // file system, with no ServiceAccount token (it never calls the API).
-func proxyPodSpec(b *networkingv1alpha1.Balancer, container corev1.Container) corev1.PodSpec {
+func proxyPodSpec(config corev1.Volume, container corev1.Container) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		Containers: []corev1.Container{container},
 		Volumes: []corev1.Volume{
-			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: ProxyName(b)},
-			}}},
+			config,
 			{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{
 				Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi")),
 			}}},

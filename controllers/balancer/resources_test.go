@@ -19,13 +19,18 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/test/podsecurity"
+	"github.com/kubeforge/kubeforge/internal/validation"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 func sample() *networkingv1alpha1.Balancer {
@@ -38,10 +43,14 @@ var opts = RenderOptions{Resolve: ClusterDNS("cluster.local")}
 
 func TestDesiredObjectsNameEveryOwnedObject(t *testing.T) {
 	var got []string
-	for _, o := range DesiredObjects(sample(), NginxConf(sample(), opts)) {
+	objs, err := DesiredObjects(sample(), NginxConf(sample(), opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
 		got = append(got, o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName())
 	}
-	want := []string{"Service/shop-v1", "Service/shop-v2", "ConfigMap/shop-proxy", "Deployment/shop-proxy", "Service/shop"}
+	want := []string{"Service/shop-v1", "Service/shop-v2", "Deployment/shop-proxy", "Service/shop", "ConfigMap/shop-proxy"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("objects = %v, want %v", got, want)
 	}
@@ -81,7 +90,10 @@ func TestFrontendServiceSelectsTheProxy(t *testing.T) {
 func TestProxyPodPassesPodSecurityRestrictedOnUnprivilegedPorts(t *testing.T) {
 	b := sample()
 	conf := NginxConf(b, opts)
-	dep := Deployment(b, ConfigHash(conf))
+	dep, err := Deployment(b, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
 	spec := dep.Spec.Template.Spec
 	if v := podsecurity.Restricted(dep.Spec.Template.ObjectMeta, spec); len(v) > 0 {
 		t.Fatalf("the proxy Pod is refused by Pod Security restricted: %v", v)
@@ -109,11 +121,15 @@ func TestProxyPodPassesPodSecurityRestrictedOnUnprivilegedPorts(t *testing.T) {
 	}
 }
 
-func TestProxyDeploymentMountsTheConfigAndCarriesItsHash(t *testing.T) {
+func TestProxyDeploymentCarriesTheConfigAndItsHashInItsTemplate(t *testing.T) {
 	b := sample()
 	var dep *appsv1.Deployment
 	var cm *corev1.ConfigMap
-	for _, o := range DesiredObjects(b, NginxConf(b, opts)) {
+	objs, err := DesiredObjects(b, NginxConf(b, opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
 		switch o := o.(type) {
 		case *appsv1.Deployment:
 			dep = o
@@ -128,8 +144,16 @@ func TestProxyDeploymentMountsTheConfigAndCarriesItsHash(t *testing.T) {
 	if c.Image != networkingv1alpha1.BalancerDefaultImage || c.VolumeMounts[0].MountPath != "/etc/kubeforge" {
 		t.Errorf("container = %+v", c)
 	}
-	if dep.Spec.Template.Spec.Volumes[0].ConfigMap.Name != "shop-proxy" {
-		t.Errorf("volume = %+v", dep.Spec.Template.Spec.Volumes[0])
+	// nginx.conf comes from the Pod's own annotation, which holds exactly
+	// the ConfigMap's copy: a ConfigMap is anyone's to rewrite who may
+	// write ConfigMaps, the template only theirs who may change the proxy.
+	v := dep.Spec.Template.Spec.Volumes[0]
+	if v.ConfigMap != nil || v.DownwardAPI == nil || len(v.DownwardAPI.Items) != 1 || v.DownwardAPI.Items[0].Path != "nginx.conf" {
+		t.Fatalf("volume = %+v, want nginx.conf from the pod's own annotations", v)
+	}
+	key := strings.TrimSuffix(strings.TrimPrefix(v.DownwardAPI.Items[0].FieldRef.FieldPath, "metadata.annotations['"), "']")
+	if got := dep.Spec.Template.Annotations[key]; got != cm.Data["nginx.conf"] || got == "" {
+		t.Errorf("the template's annotation %q holds %q, want the ConfigMap's nginx.conf", key, got)
 	}
 	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket.Port.IntVal != ProxyPortBase {
 		t.Errorf("readiness probe = %+v, want a TCP probe on the first port's listening port %d", c.ReadinessProbe, ProxyPortBase)
@@ -141,5 +165,38 @@ func TestProxyDeploymentMountsTheConfigAndCarriesItsHash(t *testing.T) {
 	}
 	if *dep.Spec.Replicas != 1 {
 		t.Errorf("replicas = %d, want the default 1", *dep.Spec.Replicas)
+	}
+}
+
+// The largest Balancer admission lets through — MaxBalancerRoutes (port,
+// backend) pairs, names at their limits, passive health, affinity and
+// re-resolving — still has its nginx.conf carried in the proxy's pod
+// template; one pair more is refused at admission.
+func TestTheLargestAdmittedBalancerFitsInItsProxysTemplate(t *testing.T) {
+	const nPorts = 64 // the most ports a Balancer has
+	var ports []networkingv1alpha1.BalancerPort
+	for i := range nPorts {
+		ports = append(ports, tcp(fmt.Sprintf("port-%d", i), int32(1000+i), int32(2000+i)))
+	}
+	var backends []networkingv1alpha1.BalancerBackend
+	for i := range validation.MaxBalancerRoutes / nPorts {
+		// The backend Service <balancer>-<backend> is a DNS label of 63.
+		backends = append(backends, backend(fmt.Sprintf("%s%02d", strings.Repeat("b", 63-len("shop-")-2), i), 100))
+	}
+	b := balancerWith(ports, backends...)
+	b.Namespace = strings.Repeat("n", 63)
+	b.Spec.PassiveHealth = &networkingv1alpha1.BalancerPassiveHealth{MaxFails: ptr.To[int32](100), FailTimeout: &metav1.Duration{Duration: 3600 * time.Second}}
+	b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
+	if errs := validation.Balancer(b); len(errs) != 0 {
+		t.Fatalf("refused at admission: %v", errs)
+	}
+	conf := NginxConf(b, RenderOptions{Resolve: ClusterDNS("cluster.local"), DNSServer: "10.96.0.10"})
+	if _, err := Deployment(b, conf); err != nil {
+		t.Fatalf("nginx.conf of %d KiB: %v", len(conf)>>10, err)
+	}
+	t.Logf("nginx.conf of %d routes: %d KiB, a template carries %d KiB", validation.MaxBalancerRoutes, len(conf)>>10, workload.MaxTemplateFiles>>10)
+	b.Spec.Backends = append(b.Spec.Backends, backend("one-more", 1))
+	if errs := validation.Balancer(b); len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), "routes") {
+		t.Errorf("%d routes admitted: %v", len(b.Spec.Ports)*len(b.Spec.Backends), errs)
 	}
 }

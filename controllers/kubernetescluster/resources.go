@@ -151,6 +151,7 @@ func OperationObjects(kc *clusterv1alpha1.KubernetesCluster, op clusterv1alpha1.
 	job.Spec.Template.Spec.Containers[0].Env = append(job.Spec.Template.Spec.Containers[0].Env,
 		corev1.EnvVar{Name: "KUBEFORGE_OPERATION_SUMS", Value: OperationSums(cm.Data)})
 	engine.CreateOnly(cm)
+	engine.VerifiedWhereUsed(cm)
 	engine.CreateOnly(job)
 	return []client.Object{cm, job}, nil
 }

@@ -301,14 +301,16 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 	o.steps = steps
 
 	// What components use by name comes before every component's
-	// workloads, so that one may name another's (a config file, a
-	// claim): the Secrets, every enabled component's Service, then the
-	// deployed components' ConfigMaps and claims, then their workloads,
-	// Ingresses and hook Jobs. The engine refuses an apply out of order.
+	// workloads, so that one may name another's (a claim): the Secrets,
+	// every enabled component's Service, then the deployed components'
+	// claims, then their workloads, Ingresses and hook Jobs. The engine
+	// refuses an apply out of order. The ConfigMaps come last: nothing
+	// mounts them (a workload carries its files in its pod template), so a
+	// conflict on one stops nothing a component needs.
 	desired := append([]client.Object{}, o.db.secrets...)
 	desired = append(desired, o.secrets...)
 	desired = append(desired, Services(p)...)
-	var using []client.Object
+	var using, shown []client.Object
 	for i, s := range steps {
 		if !s.Deploy {
 			continue
@@ -343,7 +345,9 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 		for _, obj := range ComponentObjects(p, c, in) {
 			switch obj.(type) {
 			case *corev1.Service: // above, every component's
-			case *corev1.ConfigMap, *corev1.PersistentVolumeClaim:
+			case *corev1.ConfigMap:
+				shown = append(shown, obj)
+			case *corev1.PersistentVolumeClaim:
 				desired = append(desired, obj)
 			default:
 				using = append(using, obj)
@@ -362,6 +366,7 @@ func (r *Reconciler) reconcile(ctx context.Context, p *appsv1alpha1.Platform, in
 		}
 	}
 	desired = append(desired, using...)
+	desired = append(desired, shown...)
 	if _, err := r.Engine.Apply(ctx, p, desired, r.types().Owned...); err != nil {
 		o.apply = err
 		return o, errors.Join(fmt.Errorf("applying Platform objects: %w", err), dbErr)

@@ -501,14 +501,21 @@ var _ = Describe("Platform Controller", func() {
 		Expect(got.Spec.Selector).To(Equal(map[string]string{"app": "theirs"}), "left as it was")
 	})
 
-	It("should make a component that reads a later component's ConfigMap by name, its config applied before any workload", func() {
+	It("should make a component that reads a later component's ConfigMap by name read its content from its own template, and neither mount a ConfigMap", func() {
 		web := appsv1alpha1.PlatformComponent{Name: "web", Env: []corev1.EnvVar{{Name: "API_CONF", ValueFrom: &corev1.EnvVarSource{
 			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "reads-api-config"}, Key: "api.conf"}}}}}
 		api := appsv1alpha1.PlatformComponent{Name: "api", Config: map[string]string{"api.conf": "port = 8080"}}
 		Expect(suite.Client.Create(suite.Ctx, newPlatform("reads", "1.0.0", web, api))).To(Succeed())
-		Eventually(exists(&appsv1.Deployment{}, "reads-web")).Should(Succeed())
-		Eventually(exists(&appsv1.Deployment{}, "reads-api")).Should(Succeed())
-		Expect(suite.Client.Get(suite.Ctx, key("reads-api-config"), &corev1.ConfigMap{})).To(Succeed())
+		webDep, apiDep := &appsv1.Deployment{}, &appsv1.Deployment{}
+		Eventually(exists(webDep, "reads-web")).Should(Succeed())
+		Eventually(exists(apiDep, "reads-api")).Should(Succeed())
+		Eventually(func() error { return suite.Client.Get(suite.Ctx, key("reads-api-config"), &corev1.ConfigMap{}) }).Should(Succeed())
+		// A ConfigMap is anyone's to rewrite who may write ConfigMaps: what a
+		// component reads of one is in its pod template instead.
+		Expect(webDep.Spec.Template.Spec.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "API_CONF", Value: "port = 8080"}))
+		Expect(apiDep.Spec.Template.Spec.Volumes).To(ContainElement(And(
+			HaveField("Name", "config"), HaveField("VolumeSource.ConfigMap", BeNil()), HaveField("VolumeSource.DownwardAPI", Not(BeNil())))))
+		Expect(apiDep.Spec.Template.Annotations).To(ContainElement("port = 8080"))
 		Consistently(func(g Gomega) *metav1.Condition {
 			return meta.FindStatusCondition(getPlatform("reads")(g).Status.Conditions, conditions.Degraded)
 		}, "1s").Should(Or(BeNil(), HaveField("Status", metav1.ConditionFalse)), "no apply refused")

@@ -125,15 +125,12 @@ func PodSecurityOf(c *appsv1alpha1.PlatformComponent, l Live) (profile appsv1alp
 // user (a member through fsGroup) can write a fresh one.
 const dataGroup int64 = 65532
 
-// ComponentObjects are the objects of one enabled component: its
-// ConfigMap, volume claim (Deployment with storage), Service (when it has
-// ports), workload, Ingress and its Certificate.
+// ComponentObjects are the objects of one enabled component: its volume
+// claim (Deployment with storage), Service (when it has ports), workload,
+// Ingress and its Certificate, and the ConfigMap that shows its config.
 func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in Input) []client.Object {
 	var objs []client.Object
 	files := RenderedConfig(p, c, in.Version)
-	if len(c.Config) > 0 {
-		objs = append(objs, ConfigMap(p, c, files))
-	}
 	if c.Storage != nil && c.Workload == appsv1alpha1.WorkloadDeployment {
 		objs = append(objs, PVC(p, c))
 	}
@@ -147,6 +144,9 @@ func ComponentObjects(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponen
 			objs = append(objs, Certificate(p, c))
 		}
 		objs = append(objs, Ingress(p, c))
+	}
+	if len(c.Config) > 0 {
+		objs = append(objs, ConfigMap(p, c, files))
 	}
 	return objs
 }
@@ -266,7 +266,7 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in
 		ImagePullPolicy: pullPolicy,
 		Command:         c.Command,
 		Args:            c.Args,
-		Env:             slices.Clone(c.Env),
+		Env:             configEnv(p, c.Env, in.Version),
 	}
 	for _, pt := range c.Ports {
 		container.Ports = append(container.Ports, corev1.ContainerPort{Name: pt.Name, ContainerPort: pt.Port, Protocol: pt.Protocol})
@@ -298,12 +298,20 @@ func podTemplate(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, in
 	if in.SecretsVersion != "" {
 		annotations[appsv1alpha1.PlatformSecretsVersionAnnotation] = in.SecretsVersion
 	}
+	var config *corev1.Volume
 	if len(c.Config) > 0 {
-		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/" + c.Name, ReadOnly: true})
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(p, c)}},
-		}})
+		// In the pod template, not mounted from the ConfigMap (which shows
+		// them): workload.TemplateFiles. RenderConfig keeps them within
+		// what a template carries.
+		tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}
+		if v, err := workload.TemplateFiles(&tmpl, "config", files); err == nil {
+			config = &v
+			container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/" + c.Name, ReadOnly: true})
+		}
 		annotations[appsv1alpha1.PlatformConfigHashAnnotation] = ConfigHash(files)
+	}
+	if config != nil {
+		spec.Volumes = append(spec.Volumes, *config)
 	}
 	if s := c.Storage; s != nil {
 		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "data", MountPath: c.Storage.MountPath})
@@ -337,6 +345,32 @@ func claimSpec(s *appsv1alpha1.ComponentStorage) corev1.PersistentVolumeClaimSpe
 	}
 }
 
+// configEnv is env with each value read from a component's ConfigMap
+// (configMapKeyRef to <platform>-<component>-config, this component's or
+// another's) written in as the file's rendered content: a ConfigMap is
+// anyone's to rewrite who may write ConfigMaps, the pod template only
+// theirs who may change the workload. A key the component's config does
+// not have stays a reference (the engine refuses to apply it).
+func configEnv(p *appsv1alpha1.Platform, env []corev1.EnvVar, version string) []corev1.EnvVar {
+	out := slices.Clone(env)
+	for i, e := range out {
+		ref := e.ValueFrom
+		if ref == nil || ref.ConfigMapKeyRef == nil {
+			continue
+		}
+		for j := range p.Spec.Components {
+			other := &p.Spec.Components[j]
+			if other.Disable || ConfigMapName(p, other) != ref.ConfigMapKeyRef.Name {
+				continue
+			}
+			if content, ok := RenderedConfig(p, other, version)[ref.ConfigMapKeyRef.Key]; ok {
+				out[i] = corev1.EnvVar{Name: e.Name, Value: content}
+			}
+		}
+	}
+	return out
+}
+
 // ConfigHash is a digest of a component's config files.
 func ConfigHash(files map[string]string) string {
 	names := make([]string, 0, len(files))
@@ -354,7 +388,10 @@ func ConfigHash(files map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// ConfigMap holds a component's rendered config files.
+// ConfigMap shows a component's rendered config files to whoever reads
+// them. The component does not mount it: it reads the copy its own pod
+// template carries, which only someone who may change the workload can
+// change.
 func ConfigMap(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, files map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

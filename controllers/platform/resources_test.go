@@ -18,18 +18,21 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	idev1alpha1 "github.com/kubeforge/kubeforge/api/ide/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/test/podsecurity"
+	"github.com/kubeforge/kubeforge/internal/workload"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -189,5 +192,28 @@ func TestPodSecurityOfKeepsOnlyAnUnrestrictedWorkloadOfAnUnsetComponentAsItWas(t
 		if got != tc.want || legacy != tc.legacy {
 			t.Errorf("%s: %s (legacy %v), want %s (legacy %v)", tc.name, got, legacy, tc.want, tc.legacy)
 		}
+	}
+}
+
+// What RenderConfig lets a component's files come to is what a pod
+// template carries (workload.TemplateFiles), so a component that passed
+// admission always gets its files.
+func TestRenderedConfigFitsInAPodTemplate(t *testing.T) {
+	if appsv1alpha1.MaxRenderedConfig > workload.MaxTemplateFiles {
+		t.Fatalf("config files may render to %d bytes, a template carries %d", appsv1alpha1.MaxRenderedConfig, workload.MaxTemplateFiles)
+	}
+	p := &appsv1alpha1.Platform{}
+	p.Name, p.Namespace = "big", "ns"
+	c := &appsv1alpha1.PlatformComponent{Name: "api", Replicas: ptr.To[int32](1), Workload: appsv1alpha1.WorkloadDeployment,
+		Config: map[string]string{"a.conf": strings.Repeat("x", appsv1alpha1.MaxRenderedConfig-len("a.conf"))}}
+	dep := Workload(p, c, Input{Image: "i", Version: "1"}, RenderedConfig(p, c, "1")).(*appsv1.Deployment)
+	var v *corev1.Volume
+	for i := range dep.Spec.Template.Spec.Volumes {
+		if dep.Spec.Template.Spec.Volumes[i].Name == "config" {
+			v = &dep.Spec.Template.Spec.Volumes[i]
+		}
+	}
+	if v == nil || v.DownwardAPI == nil || len(v.DownwardAPI.Items) != 1 {
+		t.Fatalf("a config of exactly the limit is not in the template: %+v", v)
 	}
 }

@@ -17,6 +17,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -25,6 +26,29 @@ import (
 
 	"github.com/kubeforge/kubeforge/internal/refwalk"
 )
+
+// AnnotationVerifiedWhereUsed marks a desired ConfigMap whose readers
+// check its content against digests their own (sealed) object carries
+// before they use it, as an installer Job does (VerifiedWhereUsed).
+const AnnotationVerifiedWhereUsed = "kubeforge.io/verified-where-used"
+
+// VerifiedWhereUsed marks a desired ConfigMap that a workload of the same
+// owner may mount, because the workload checks what it reads against
+// digests it carries itself. Without the mark, an apply in which a
+// workload reads a ConfigMap the apply makes is refused (checkOrder): a
+// ConfigMap is anyone's to rewrite who may write ConfigMaps in the
+// namespace — a right many roles give without the right to change a
+// Deployment — and a copy made under its name after a delete is one the
+// operator never made, which a Pod started later would mount. Files a
+// workload reads go into its pod template (workload.TemplateFiles).
+func VerifiedWhereUsed(obj client.Object) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationVerifiedWhereUsed] = "true"
+	obj.SetAnnotations(a)
+}
 
 // ApplyStages stops after an object that is not the owner's, so that
 // nothing is pointed at it: that holds only if what an object uses by name
@@ -45,13 +69,31 @@ func (e *Engine) checkOrder(stages [][]client.Object) error {
 			}
 		}
 	}
+	unverified := map[string]bool{}
+	for _, stage := range stages {
+		for _, obj := range stage {
+			if k, err := e.keyOf(obj); err == nil && strings.HasPrefix(k, "ConfigMap/") && obj.GetAnnotations()[AnnotationVerifiedWhereUsed] != "true" {
+				unverified[k] = true
+			}
+		}
+	}
 	for i, stage := range stages {
 		for _, obj := range stage {
 			self, err := e.keyOf(obj)
 			if err != nil {
 				return err
 			}
-			for _, used := range usesByName(obj) {
+			uses := usesByName(obj)
+			if _, isRole := obj.(*rbacv1.Role); !isRole {
+				for _, used := range uses {
+					if unverified[used] {
+						return fmt.Errorf("%s reads %s, which it makes, by name: anyone who may write ConfigMaps could rewrite it, or make it anew; "+
+							"carry the files in the pod template (workload.TemplateFiles), or verify them where they are read (VerifiedWhereUsed) "+
+							"(a bug of the kind's, not of the spec)", self, used)
+					}
+				}
+			}
+			for _, used := range uses {
 				if j, ok := at[used]; ok && j >= i && used != self {
 					return fmt.Errorf("%s uses %s by name but is applied with it or before it; "+
 						"what an object uses must come in an earlier stage (a bug of the kind's, not of the spec)", self, used)

@@ -40,6 +40,13 @@ func TestAnApplyWhoseObjectUsesByNameWhatComesWithItOrLaterIsRefused(t *testing.
 		ServiceAccountName: "installer",
 		Volumes:            []corev1.Volume{{Name: "k", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "kubeconfig"}}}},
 	}}}}
+	config := &corev1.ConfigMap{ObjectMeta: meta("config")}
+	verified := &corev1.ConfigMap{ObjectMeta: meta("config")}
+	VerifiedWhereUsed(verified)
+	mounts := &batchv1.Job{ObjectMeta: meta("mounts"), Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		Volumes: []corev1.Volume{{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "config"}}}}},
+	}}}}
 	one := func(objs ...client.Object) [][]client.Object {
 		var out [][]client.Object
 		for _, o := range objs {
@@ -58,6 +65,9 @@ func TestAnApplyWhoseObjectUsesByNameWhatComesWithItOrLaterIsRefused(t *testing.
 		{"a Job before the Secret it mounts", one(sa, job, secret), "Job/run uses Secret/kubeconfig"},
 		{"a Job in the stage of its ServiceAccount", [][]client.Object{{secret}, {sa, job}}, "Job/run uses ServiceAccount/installer"},
 		{"what it uses not applied here at all", one(job), ""},
+		{"a Job mounting a ConfigMap the apply makes", one(config, mounts), "Job/mounts reads ConfigMap/config, which it makes, by name"},
+		{"a Job mounting one the apply makes that it verifies where it reads it", one(verified, mounts), ""},
+		{"a Job mounting a ConfigMap it does not make (a user's)", one(mounts), ""},
 	} {
 		err := e.checkOrder(tc.stages)
 		switch {
@@ -81,7 +91,9 @@ func BenchmarkCheckOrder(b *testing.B) {
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/app"}}}},
 		Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}}}
-	stages := [][]client.Object{{&corev1.Secret{ObjectMeta: meta("app")}}, {&corev1.ConfigMap{ObjectMeta: meta("app")}},
+	cm := &corev1.ConfigMap{ObjectMeta: meta("app")}
+	VerifiedWhereUsed(cm)
+	stages := [][]client.Object{{&corev1.Secret{ObjectMeta: meta("app")}}, {cm},
 		{&corev1.Service{ObjectMeta: meta("app")}}, {&batchv1.Job{ObjectMeta: meta("app"), Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: pod}}}}}
 	b.ReportAllocs()
 	for b.Loop() {

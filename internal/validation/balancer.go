@@ -30,6 +30,12 @@ import (
 // balancerMaxName keeps <name>-proxy a valid DNS label.
 const balancerMaxName = utilvalidation.DNS1035LabelMaxLength - len("-proxy")
 
+// MaxBalancerRoutes is how many (port, backend) pairs a Balancer may
+// have: each is a line of the proxy's nginx.conf of at most ≈ 300 bytes
+// (Service and namespace names of 63 characters), and nginx.conf is
+// carried in the proxy's pod template (workload.MaxTemplateFiles, 128 KiB).
+const MaxBalancerRoutes = 256
+
 // Balancer returns every problem with a Balancer's spec.
 func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
 	var errs field.ErrorList
@@ -80,6 +86,11 @@ func Balancer(b *networkingv1alpha1.Balancer) field.ErrorList {
 	ports := spec.Child("ports")
 	if len(b.Spec.Ports) == 0 {
 		errs = append(errs, field.Required(ports, "at least one port"))
+	}
+	if n := len(b.Spec.Ports) * len(b.Spec.Backends); n > MaxBalancerRoutes {
+		errs = append(errs, field.Invalid(ports, len(b.Spec.Ports), fmt.Sprintf(
+			"%d ports × %d backends is %d routes; at most %d (the proxy's nginx.conf is carried in its pod template, which holds 128 KiB)",
+			len(b.Spec.Ports), len(b.Spec.Backends), n, MaxBalancerRoutes)))
 	}
 	portNames := map[string]bool{}
 	pairs := map[string]bool{}

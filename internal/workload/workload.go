@@ -20,6 +20,7 @@ package workload
 
 import (
 	"fmt"
+	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -328,4 +329,51 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// Files a workload's containers read are carried in its own pod template,
+// not in a ConfigMap mounted by name: anyone who may write a ConfigMap in
+// the namespace (a right many roles give without the right to change a
+// Deployment) could otherwise put what the workload reads — and a copy made
+// under the same name after a delete is one the operator never made, which
+// a Pod started later would still mount. In the template, the files are
+// exactly as safe as the workload itself: whoever may change them may
+// already change its image.
+
+// FilesAnnotationPrefix is the prefix of the pod template annotations that
+// carry files (TemplateFiles).
+const FilesAnnotationPrefix = "files.kubeforge.io/"
+
+// MaxTemplateFiles is how many bytes of files (names and contents) a pod
+// template may carry: the API allows 256 KiB of annotations an object.
+const MaxTemplateFiles = 128 << 10
+
+// TemplateFiles puts files (name → content) into tmpl's annotations and
+// returns the volume, named volume, that shows them to its containers as
+// files of those names (a downward API volume of the Pod's own
+// annotations). It fails when the files are larger than MaxTemplateFiles.
+func TemplateFiles(tmpl *corev1.PodTemplateSpec, volume string, files map[string]string) (corev1.Volume, error) {
+	names := make([]string, 0, len(files))
+	size := 0
+	for n, c := range files {
+		names = append(names, n)
+		size += len(n) + len(c)
+	}
+	if size > MaxTemplateFiles {
+		return corev1.Volume{}, fmt.Errorf("its files take %d KiB; a pod template carries at most %d KiB", (size+1023)/1024, MaxTemplateFiles/1024)
+	}
+	sort.Strings(names)
+	src := &corev1.DownwardAPIVolumeSource{}
+	for i, n := range names {
+		key := fmt.Sprintf("%s%s.%d", FilesAnnotationPrefix, volume, i)
+		if tmpl.Annotations == nil {
+			tmpl.Annotations = map[string]string{}
+		}
+		tmpl.Annotations[key] = files[n]
+		src.Items = append(src.Items, corev1.DownwardAPIVolumeFile{
+			Path:     n,
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['" + key + "']"},
+		})
+	}
+	return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{DownwardAPI: src}}, nil
 }

@@ -18,15 +18,18 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
 	"text/template/parse"
 )
 
-// MaxRenderedConfig bounds what one config template may produce (a
-// ConfigMap holds at most 1 MiB).
-const MaxRenderedConfig = 1 << 20
+// MaxRenderedConfig bounds what a component's config files (their names
+// and rendered contents together) may come to: they are carried in the
+// component's pod template, whose annotations hold at most 256 KiB
+// (workload.MaxTemplateFiles).
+const MaxRenderedConfig = 128 << 10
 
 // ConfigFacts are what a component's config templates read. Everything in
 // them follows from the Platform's spec, so a template that renders at
@@ -104,7 +107,14 @@ func ConfigFactsFor(p *Platform, c *PlatformComponent, version string) ConfigFac
 // Every name a template uses must exist: a missing value, component or
 // port is an error, not an empty string.
 func RenderConfigFile(f ConfigFacts, name, content string) (string, error) {
+	return renderConfigFile(f, name, content, MaxRenderedConfig)
+}
+
+func renderConfigFile(f ConfigFacts, name, content string, limit int) (string, error) {
 	if !strings.Contains(content, "{{") {
+		if len(content) > limit {
+			return "", errTooLarge
+		}
 		return content, nil
 	}
 	t, err := template.New(name).Option("missingkey=error").Funcs(template.FuncMap{
@@ -129,7 +139,7 @@ func RenderConfigFile(f ConfigFacts, name, content string) (string, error) {
 	if err := checkTemplate(t, f); err != nil {
 		return "", err
 	}
-	var out limitedBuffer
+	out := limitedBuffer{limit: limit}
 	if err := t.Execute(&out, f); err != nil {
 		return "", err
 	}
@@ -144,8 +154,18 @@ func RenderConfig(p *Platform, c *PlatformComponent, version string) (files map[
 	}
 	f := ConfigFactsFor(p, c, version)
 	files = map[string]string{}
-	for name, content := range c.Config {
-		out, err := RenderConfigFile(f, name, content)
+	// In name order, so that the files past the limit are always the same.
+	names := make([]string, 0, len(c.Config))
+	for name := range c.Config {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	left := MaxRenderedConfig
+	for _, name := range names {
+		out, err := renderConfigFile(f, name, c.Config[name], left-len(name))
+		if err == nil {
+			left -= len(name) + len(out)
+		}
 		if err != nil {
 			if errs == nil {
 				errs = map[string]error{}
@@ -158,7 +178,7 @@ func RenderConfig(p *Platform, c *PlatformComponent, version string) (files map[
 	return files, errs
 }
 
-var errTooLarge = errors.New("renders to more than 1 MiB")
+var errTooLarge = fmt.Errorf("takes the component's config files (names and rendered contents) past %d KiB", MaxRenderedConfig>>10)
 
 // A config template is bounded by construction, in time and in memory,
 // before it runs: Go's template execution cannot be interrupted, so a
@@ -326,10 +346,13 @@ func checkRangeOver(p *parse.PipeNode) error {
 
 // limitedBuffer fails a write past MaxRenderedConfig, so a template that
 // loops cannot exhaust memory.
-type limitedBuffer struct{ strings.Builder }
+type limitedBuffer struct {
+	strings.Builder
+	limit int
+}
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > MaxRenderedConfig {
+	if b.Len()+len(p) > b.limit {
 		return 0, errTooLarge
 	}
 	return b.Builder.Write(p)

@@ -106,3 +106,29 @@ func TestAConfigCannotPointAtADisabledComponentsService(t *testing.T) {
 		t.Errorf("enabled again: %q, %v", files["service.conf"], errs)
 	}
 }
+
+// A component's config files are carried in its pod template: together,
+// names and rendered contents, they are at most MaxRenderedConfig; the
+// files past it (in name order) do not render, so admission refuses them.
+func TestAComponentsConfigFilesTogetherStayWithinWhatAPodTemplateCarries(t *testing.T) {
+	p := &Platform{}
+	half := strings.Repeat("x", MaxRenderedConfig/2)
+	c := &PlatformComponent{Name: "api", Config: map[string]string{"a.conf": half, "b.conf": "{{ .Platform.Name }}" + half, "c.conf": "small"}}
+	files, errs := RenderConfig(p, c, "1.0.0")
+	if _, ok := files["a.conf"]; !ok || errs["a.conf"] != nil {
+		t.Errorf("a.conf, half the limit, was refused: %v", errs["a.conf"])
+	}
+	if err := errs["b.conf"]; err == nil || !strings.Contains(err.Error(), "128 KiB") {
+		t.Errorf("b.conf takes the files past the limit: err = %v, want one naming 128 KiB", err)
+	}
+	if _, ok := files["c.conf"]; !ok {
+		t.Errorf("c.conf fits beside a.conf and was left out: %v", errs["c.conf"])
+	}
+	size := 0
+	for n, content := range files {
+		size += len(n) + len(content)
+	}
+	if size > MaxRenderedConfig {
+		t.Errorf("rendered files take %d bytes, over %d", size, MaxRenderedConfig)
+	}
+}
