@@ -501,7 +501,7 @@ func main() {
 		os.Exit(1)
 	}
 	eng := &engine.Engine{Client: mgr.GetClient(), Reader: apiReader, Scheme: mgr.GetScheme(), Recorder: mgr.GetEventRecorder("kubeforge"),
-		Proof: keys}
+		Proof: keys, Premade: loadPremade(mgr, keys, keyNamespace(ownershipKeyNamespace, leaderElectionNamespace), scope, kindTypes)}
 	for _, k := range ks {
 		if err := k.controller(mgr, eng); err != nil {
 			setupLog.Error(err, "Unable to create controller", "controller", k.name)
@@ -694,6 +694,26 @@ func keyNamespace(flagged, leaderNamespace string) string {
 		return flagged
 	}
 	return ownNamespace(leaderNamespace)
+}
+
+// loadPremade reads (or, at the first start of a kubeforge that keeps it,
+// makes) the record of the objects made before the ownership key that the
+// one-time migration may seal. Without it no object is migrated: one made
+// before the key reports NameConflict until a start that can make it.
+func loadPremade(mgr ctrl.Manager, keys *proof.Keyring, namespace string, scope engine.Scope, ts []engine.Types) *engine.Premade {
+	var owned []client.Object
+	for _, t := range ts {
+		owned = append(owned, t.Owned...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := engine.LoadPremade(ctx, mgr.GetClient(), mgr.GetAPIReader(), mgr.GetScheme(), keys, namespace, scope, owned)
+	if err != nil {
+		setupLog.Error(err, "Unable to read or make the record of objects made before the ownership key; none is migrated until a start that can")
+		return nil
+	}
+	setupLog.Info("Loaded the record of objects made before the ownership key", "configmap", namespace+"/"+engine.PremadeRecord, "objects", p.Len())
+	return p
 }
 
 // loadOwnershipKey reads (or, on the very first start, makes) the key

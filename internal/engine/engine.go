@@ -383,6 +383,9 @@ type Engine struct {
 	// Proof seals what the engine creates and recognises what it made
 	// (package proof). Required.
 	Proof *proof.Keyring
+	// Premade are the objects made before the ownership key that the
+	// one-time migration may seal (LoadPremade); nil, none.
+	Premade *Premade
 	// Progress paces the status writes that only report progress, for
 	// the kinds that report it (Pacer).
 	Progress Pacer

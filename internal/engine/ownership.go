@@ -184,12 +184,13 @@ func (e *Engine) standingOf(gk schema.GroupKind, owner, live client.Object, want
 		// Sealed for someone else, or made since seals exist without one.
 		return notOurs
 	}
-	// Controlled by an owner that itself existed before the key: an owner
+	// Controlled by an owner that itself existed before the key, as the
+	// record of what was made before the key says (Premade): an owner
 	// reference is writable by anyone who may update the object, so one
-	// written onto an object kept from before (a retained home) for an
-	// owner made since proves nothing.
+	// written onto an object kept from before (a retained home) — for an
+	// owner made since, or after the record was made — proves nothing.
 	if metav1.IsControlledBy(live, owner) && owner.GetCreationTimestamp().Time.Before(e.Proof.Since) &&
-		live.GetAnnotations()[AnnotationRetain] != "true" {
+		live.GetAnnotations()[AnnotationRetain] != "true" && e.Premade.allows(live, owner) {
 		return migrate
 	}
 	if live.GetAnnotations()[AnnotationRetain] == "true" && strings.HasPrefix(string(want), "retained:") {

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kubeforge/kubeforge/internal/conditions"
 	"github.com/kubeforge/kubeforge/internal/engine"
 	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/test/testenv"
@@ -339,6 +340,12 @@ var _ = Describe("Ownership by proof", func() {
 			Expect(env.Client.Create(ctx, controlled)).To(Succeed())
 			Expect(env.Client.Create(ctx, retained)).To(Succeed())
 			keptAs := snapshot(retained)
+			// The first start of this version records what its owner
+			// controls then (LoadPremade, as the manager does).
+			premade, err := engine.LoadPremade(ctx, env.Client, env.Client, env.Scheme, before.Proof, "kube-public", engine.Scope{},
+				[]client.Object{&corev1.ConfigMap{}})
+			Expect(err).NotTo(HaveOccurred())
+			before.Premade = premade
 
 			home := func() client.Object {
 				c := cm("legacy-home", map[string]string{"files": "kept"})
@@ -375,6 +382,39 @@ var _ = Describe("Ownership by proof", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(before.Owns(owner, live("legacy-home"))).To(BeTrue())
 			Expect(live("legacy-home").Data).To(Equal(map[string]string{"files": "kept"}))
+		})
+
+		It("should migrate nothing whose controller reference was written after the record of what was made before the key", func() {
+			owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: "default",
+				Annotations: map[string]string{proof.OwnerAnnotation: "alice"}}}
+			Expect(env.Client.Create(ctx, owner)).To(Succeed())
+			// Kept from before proofs for someone (its retain mark), owned by nobody.
+			home := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept-home", Namespace: "default",
+				Labels: engine.CommonLabels(owner, "configmap"), Annotations: map[string]string{engine.AnnotationRetain: "true"}},
+				Data: map[string]string{"files": "someone else's"}}
+			Expect(env.Client.Create(ctx, home)).To(Succeed())
+			premade, err := engine.LoadPremade(ctx, env.Client, env.Client, env.Scheme, before.Proof, "kube-node-lease", engine.Scope{},
+				[]client.Object{&corev1.ConfigMap{}})
+			Expect(err).NotTo(HaveOccurred())
+			before.Premade = premade
+
+			By("someone who may update it removes the retain mark and makes the owner its controller")
+			tampered := live("kept-home")
+			tampered.Annotations = nil
+			tampered.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true)}}
+			Expect(env.Client.Update(ctx, tampered)).To(Succeed())
+			keptAs := snapshot(tampered)
+
+			res, err := before.Apply(ctx, owner, []client.Object{cm("kept-home", map[string]string{"files": "new"})}, &corev1.ConfigMap{})
+			Expect(res.Migrated).To(BeEmpty())
+			Expect(engine.FailureReason(err)).To(Equal(conditions.ReasonNameConflict))
+			Expect(snapshot(tampered)).To(Equal(keptAs), "not sealed, not written")
+
+			By("the record, once made, is read as it is: a later start lists nothing anew")
+			again, err := engine.LoadPremade(ctx, env.Client, env.Client, env.Scheme, before.Proof, "kube-node-lease", engine.Scope{},
+				[]client.Object{&corev1.ConfigMap{}})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(again.Len()).To(Equal(premade.Len()))
 		})
 	})
 
