@@ -18,7 +18,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -349,23 +348,34 @@ func claimSpec(s *appsv1alpha1.ComponentStorage) corev1.PersistentVolumeClaimSpe
 // (configMapKeyRef to <platform>-<component>-config, this component's or
 // another's) written in as the file's rendered content: a ConfigMap is
 // anyone's to rewrite who may write ConfigMaps, the pod template only
-// theirs who may change the workload. A key the component's config does
-// not have stays a reference (the engine refuses to apply it).
+// theirs who may change the workload. An optional reference to a file the
+// config does not have sets nothing, as Kubernetes would; admission refuses
+// any other reference to a file that is not there (one stored before stays
+// a reference, and the engine refuses to apply it).
 func configEnv(p *appsv1alpha1.Platform, env []corev1.EnvVar, version string) []corev1.EnvVar {
-	out := slices.Clone(env)
-	for i, e := range out {
+	var out []corev1.EnvVar
+	for _, e := range env {
 		ref := e.ValueFrom
 		if ref == nil || ref.ConfigMapKeyRef == nil {
+			out = append(out, e)
 			continue
 		}
+		kept := e
 		for j := range p.Spec.Components {
 			other := &p.Spec.Components[j]
 			if other.Disable || ConfigMapName(p, other) != ref.ConfigMapKeyRef.Name {
 				continue
 			}
-			if content, ok := RenderedConfig(p, other, version)[ref.ConfigMapKeyRef.Key]; ok {
-				out[i] = corev1.EnvVar{Name: e.Name, Value: content}
+			content, ok := RenderedConfig(p, other, version)[ref.ConfigMapKeyRef.Key]
+			switch {
+			case ok:
+				kept = corev1.EnvVar{Name: e.Name, Value: content}
+			case ref.ConfigMapKeyRef.Optional != nil && *ref.ConfigMapKeyRef.Optional:
+				kept = corev1.EnvVar{}
 			}
+		}
+		if kept.Name != "" {
+			out = append(out, kept)
 		}
 	}
 	return out

@@ -217,3 +217,22 @@ func TestRenderedConfigFitsInAPodTemplate(t *testing.T) {
 		t.Fatalf("a config of exactly the limit is not in the template: %+v", v)
 	}
 }
+
+// A component reads another's config file from its own template: the
+// reference becomes the file's rendered content; an optional one to a file
+// the config does not have sets nothing; a reference to anything else stays.
+func TestConfigEnvWritesInTheFileAComponentReads(t *testing.T) {
+	p := &appsv1alpha1.Platform{}
+	p.Name, p.Namespace = "acme", "ns"
+	p.Spec.Components = []appsv1alpha1.PlatformComponent{{Name: "api", Config: map[string]string{"api.conf": "name = {{ .Platform.Name }}"}}}
+	ref := func(name, key string, optional bool) corev1.EnvVar {
+		return corev1.EnvVar{Name: "V", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key, Optional: ptr.To(optional)}}}
+	}
+	users := ref("users-own", "k", false)
+	got := configEnv(p, []corev1.EnvVar{{Name: "PLAIN", Value: "x"}, ref("acme-api-config", "api.conf", false), ref("acme-api-config", "nope", true), users}, "1")
+	want := []corev1.EnvVar{{Name: "PLAIN", Value: "x"}, {Name: "V", Value: "name = acme"}, users}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2].ValueFrom == nil || got[2].ValueFrom.ConfigMapKeyRef.Name != "users-own" {
+		t.Errorf("env = %+v\nwant %+v", got, want)
+	}
+}

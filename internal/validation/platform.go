@@ -70,6 +70,7 @@ func Platform(p *appsv1alpha1.Platform) field.ErrorList {
 		errs = append(errs, validateHooks(c, cp)...)
 		errs = append(errs, validateIngress(c, cp)...)
 		errs = append(errs, validateSecretRefs(p, c, cp)...)
+		errs = append(errs, validateConfigRefs(p, c, cp)...)
 	}
 	errs = append(errs, validateSecrets(p)...)
 	errs = append(errs, validateUpgradePolicy(p)...)
@@ -464,6 +465,35 @@ func validateSecretRefs(p *appsv1alpha1.Platform, c appsv1alpha1.PlatformCompone
 		ref := e.ValueFrom.SecretKeyRef
 		if want, ours := keys[ref.Name]; ours && !slices.Contains(want, ref.Key) {
 			errs = append(errs, field.NotFound(cp.Child("env").Index(j).Child("valueFrom", "secretKeyRef", "key"), ref.Key))
+		}
+	}
+	return errs
+}
+
+// validateConfigRefs checks that a reference to a component's config
+// (configMapKeyRef to <platform>-<component>-config) names an enabled
+// component's file: the value is written in from the file (the ConfigMap
+// only shows it), and a disabled component has none — its name is anyone's
+// to take who may create ConfigMaps.
+func validateConfigRefs(p *appsv1alpha1.Platform, c appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for j, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.ConfigMapKeyRef == nil {
+			continue
+		}
+		ref := e.ValueFrom.ConfigMapKeyRef
+		rp := cp.Child("env").Index(j).Child("valueFrom", "configMapKeyRef")
+		for _, other := range p.Spec.Components {
+			if p.Name+"-"+other.Name+"-config" != ref.Name {
+				continue
+			}
+			_, has := other.Config[ref.Key]
+			switch {
+			case other.Disable:
+				errs = append(errs, field.Invalid(rp.Child("name"), ref.Name, fmt.Sprintf("component %s is disabled: it has no config", other.Name)))
+			case !has && (ref.Optional == nil || !*ref.Optional):
+				errs = append(errs, field.NotFound(rp.Child("key"), ref.Key))
+			}
 		}
 	}
 	return errs

@@ -132,6 +132,29 @@ func TestValidatePlatform(t *testing.T) {
 			api.Env = []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "acme-admin"}, Key: "password"}}}}
 		}},
+		"accept a reference to another component's config file, and an optional one to a file it does not have": {mutate: func(p *P) {
+			p.Spec.Components[1].Config = map[string]string{"api.conf": "port = 8080"}
+			p.Spec.Components[3].Env = []corev1.EnvVar{
+				{Name: "A", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "acme-api-config"}, Key: "api.conf"}}},
+				{Name: "B", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "acme-api-config"}, Key: "other.conf", Optional: new(true)}}},
+			}
+		}},
+		"reject a reference to a config file a component does not have, or to a disabled component's config": {
+			mutate: func(p *P) {
+				p.Spec.Components[1].Config = map[string]string{"api.conf": "port = 8080"}
+				p.Spec.Components[2].Disable = true
+				p.Spec.Components[2].Config = map[string]string{"agent.conf": "x"}
+				p.Spec.Components[3].Env = []corev1.EnvVar{
+					{Name: "A", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "acme-api-config"}, Key: "other.conf"}}},
+					{Name: "B", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "acme-agent-config"}, Key: "agent.conf"}}},
+				}
+			},
+			want: []string{"spec.components[3].env[0].valueFrom.configMapKeyRef.key", "spec.components[3].env[1].valueFrom.configMapKeyRef.name"},
+		},
 		"reject templates that do not render": {
 			mutate: func(p *P) {
 				p.Spec.Components[1].Config = map[string]string{
