@@ -18,7 +18,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -223,16 +222,8 @@ func (s StampStored) recordPending(ctx context.Context, log logr.Logger, entries
 		log.Error(err, "Reading the record of stamped objects", "configmap", key.String())
 		return false
 	}
-	var b strings.Builder
-	for _, e := range entries {
-		if b.Len()+len(e)+1 > maxPending {
-			break
-		}
-		b.WriteString(e)
-		b.WriteByte('\n')
-	}
 	base := record.DeepCopy()
-	record.Data["pending"] = b.String()
+	record.Data["pending"] = proof.RecordLines(entries, maxPending)
 	if err := s.Client.Patch(ctx, record, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		log.Error(err, "Recording what to stamp", "configmap", key.String())
 		return false
@@ -254,10 +245,8 @@ func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) 
 		var pending map[string]bool
 		if list, ok := record.Data["pending"]; ok {
 			pending = map[string]bool{}
-			for _, e := range strings.Split(list, "\n") {
-				if e != "" {
-					pending[e] = true
-				}
+			for _, e := range proof.ReadLines(list) {
+				pending[e] = true
 			}
 		}
 		return at, record.Data["state"] == stampStarted && perr == nil, pending

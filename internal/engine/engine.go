@@ -102,13 +102,18 @@ const AnnotationCreateOnly = "kubeforge.io/create-only"
 // A ConfigMap or Secret is also made immutable (Immutable): what was
 // created is what is used, whoever may write such objects.
 func CreateOnly(obj client.Object) {
+	mark(obj, AnnotationCreateOnly, "true")
+	Immutable(obj)
+}
+
+// mark sets annotation k of a desired object to v.
+func mark(obj client.Object, k, v string) {
 	a := obj.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[AnnotationCreateOnly] = "true"
+	a[k] = v
 	obj.SetAnnotations(a)
-	Immutable(obj)
 }
 
 // KeepOnly marks a desired create-only object whose content the caller
@@ -189,12 +194,7 @@ func Retain(obj client.Object) {
 // must match for a later owner to take it back (a Workspace's user; may
 // be empty).
 func Claim(obj client.Object, identity string) {
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[AnnotationRetainedFor] = identity
-	obj.SetAnnotations(a)
+	mark(obj, AnnotationRetainedFor, identity)
 }
 
 // ConflictError says that an object with a name the owner wants exists

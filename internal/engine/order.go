@@ -41,14 +41,7 @@ const AnnotationVerifiedWhereUsed = "kubeforge.io/verified-where-used"
 // Deployment — and a copy made under its name after a delete is one the
 // operator never made, which a Pod started later would mount. Files a
 // workload reads go into its pod template (workload.TemplateFiles).
-func VerifiedWhereUsed(obj client.Object) {
-	a := obj.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[AnnotationVerifiedWhereUsed] = "true"
-	obj.SetAnnotations(a)
-}
+func VerifiedWhereUsed(obj client.Object) { mark(obj, AnnotationVerifiedWhereUsed, "true") }
 
 // ApplyStages stops after an object that is not the owner's, so that
 // nothing is pointed at it: that holds only if what an object uses by name

@@ -133,16 +133,8 @@ func LoadPremade(ctx context.Context, c client.Client, r client.Reader, s *runti
 		}
 	}
 	slices.Sort(lines)
-	var b strings.Builder
-	for _, l := range lines {
-		if b.Len()+len(l)+1 > maxPremade {
-			break
-		}
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
 	record = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: PremadeRecord},
-		Data: map[string]string{"objects": b.String(), "at": time.Now().UTC().Format(time.RFC3339)}}
+		Data: map[string]string{"objects": proof.RecordLines(lines, maxPremade), "at": time.Now().UTC().Format(time.RFC3339)}}
 	if err := c.Create(ctx, record); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("recording the objects made before the ownership key: %w", err)
@@ -156,7 +148,7 @@ func LoadPremade(ctx context.Context, c client.Client, r client.Reader, s *runti
 
 func parsePremade(list string) *Premade {
 	p := &Premade{owner: map[types.UID]types.UID{}}
-	for _, line := range strings.Split(list, "\n") {
+	for _, line := range proof.ReadLines(list) {
 		if obj, owner, ok := strings.Cut(line, " "); ok && obj != "" && owner != "" {
 			p.owner[types.UID(obj)] = types.UID(owner)
 		}

@@ -236,3 +236,32 @@ func OwnerOf(obj interface{ GetAnnotations() map[string]string }) string {
 	}
 	return a[CreatedByAnnotation]
 }
+
+// The operator keeps records beside its key (in ConfigMaps of the key's
+// namespace, which only it writes) of objects it found at a first start:
+// the admission stamps it is to write, the objects made before the key.
+// Each is a list of entries, one a line.
+
+// RecordLines writes entries one a line, as many as fit in max bytes.
+func RecordLines(entries []string, max int) string {
+	var b strings.Builder
+	for _, e := range entries {
+		if b.Len()+len(e)+1 > max {
+			break
+		}
+		b.WriteString(e)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// ReadLines reads the entries RecordLines wrote.
+func ReadLines(record string) []string {
+	var out []string
+	for _, l := range strings.Split(record, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
