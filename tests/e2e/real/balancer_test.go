@@ -29,6 +29,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	networkingv1alpha1 "github.com/kubeforge/kubeforge/api/networking/v1alpha1"
+	"github.com/kubeforge/kubeforge/internal/conditions"
 )
 
 const balancerNS = "real-balancer"
@@ -227,6 +229,52 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 		Expect(out).To(MatchRegexp(`(?m)^\s+Service\s+web-a\s+ClusterIP \d+\.`))
 		Expect(out).To(MatchRegexp(`(?m)^\s+Ready\s+True\s`))
 		Expect(out).To(ContainSubstring("Waiting for: nothing"))
+	})
+
+	It("keeps the split 20/30/50 in a proxy Pod started after someone rewrote the proxy's ConfigMap and stripped its seal", func() {
+		proxies := rolledOut()
+		By("someone who may write ConfigMaps sends every connection to backend a, and removes the seal in the same write")
+		cm := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-proxy"}, cm)).To(Succeed())
+		var onlyA []string
+		for _, line := range strings.Split(cm.Data["nginx.conf"], "\n") {
+			if !strings.Contains(line, "# backend b") && !strings.Contains(line, "# backend c") {
+				onlyA = append(onlyA, line)
+			}
+		}
+		cm.Data["nginx.conf"] = strings.Join(onlyA, "\n")
+		cm.Annotations = nil
+		Expect(k8sClient.Update(ctx, cm)).To(Succeed())
+
+		By("a proxy Pod starts anew")
+		Expect(k8sClient.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: balancerNS, Name: proxies[0]}})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(rolledOut()).NotTo(ContainElement(proxies[0]))
+		}, "2m", "1s").Should(Succeed())
+		// Behind the ClusterIP (kube-proxy has it a second or so after Ready).
+		Eventually(func(g Gomega) {
+			counts, errors := get(frontend, 100)
+			g.Expect(errors).To(BeEmpty())
+			g.Expect(counts).To(HaveLen(3))
+		}, "1m", "1s").Should(Succeed())
+		counts, errors := get(frontend, 1000)
+		// A proxy that read the rewritten file would send its half of the
+		// connections to a alone: a ≈ 60 %.
+		split := expectSplit(counts, errors, 1000, map[string]int{"a": 20, "b": 30, "c": 50})
+		appendArtifact("figures.txt", "Balancer split of 1000 requests with a proxy Pod started after its ConfigMap was rewritten: "+split+"\n")
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-proxy"}, cm)).To(Succeed())
+		Expect(cm.Data["nginx.conf"]).NotTo(ContainSubstring("# backend b"), "no longer sealed: left as it was written")
+
+		By("the rewritten ConfigMap deleted, the Balancer makes its own again")
+		Expect(k8sClient.Delete(ctx, cm)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := &corev1.ConfigMap{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web-proxy"}, got)).To(Succeed())
+			g.Expect(got.Data["nginx.conf"]).To(ContainSubstring("# backend b"))
+			b := &networkingv1alpha1.Balancer{}
+			g.Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: balancerNS, Name: "web"}, b)).To(Succeed())
+			g.Expect(meta.IsStatusConditionFalse(b.Status.Conditions, conditions.Degraded)).To(BeTrue())
+		}, "1m", "1s").Should(Succeed())
 	})
 
 	It("shifts the split after a weight change, with no failed request during the proxy's roll", func() {
