@@ -340,6 +340,16 @@ var _ = Describe("Ownership by proof", func() {
 			Expect(env.Client.Create(ctx, controlled)).To(Succeed())
 			Expect(env.Client.Create(ctx, retained)).To(Succeed())
 			keptAs := snapshot(retained)
+			// One sealed by another operator's key (installed here before,
+			// its key gone): no seal for this one, migrated like the rest.
+			foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy-conf", Namespace: "default",
+				Labels: engine.CommonLabels(owner, "configmap"), OwnerReferences: controlled.OwnerReferences}}
+			Expect(env.Client.Create(ctx, foreign)).To(Succeed())
+			otherKeys, err := proof.NewKeyring(time.Now(), bytes.Repeat([]byte{9}, 32))
+			Expect(err).NotTo(HaveOccurred())
+			foreign.Annotations = map[string]string{proof.Annotation: otherKeys.Seal(proof.Object{GroupKind: schema.GroupKind{Kind: "ConfigMap"},
+				Namespace: "default", Name: "legacy-conf", UID: string(foreign.UID)}, proof.Owner(string(owner.UID)))}
+			Expect(env.Client.Update(ctx, foreign)).To(Succeed())
 			// The first start of this version records what its owner
 			// controls then (LoadPremade, as the manager does).
 			premade, err := engine.LoadPremade(ctx, env.Client, env.Client, env.Scheme, before.Proof, "kube-public", engine.Scope{},
@@ -358,8 +368,8 @@ var _ = Describe("Ownership by proof", func() {
 				engine.CreateOnly(c)
 				return c
 			}
-			res, err := before.Apply(ctx, owner, []client.Object{auth(), home()}, &corev1.ConfigMap{})
-			Expect(res.Migrated).To(Equal([]string{"ConfigMap/legacy-auth"}))
+			res, err := before.Apply(ctx, owner, []client.Object{auth(), cm("legacy-conf", nil), home()}, &corev1.ConfigMap{})
+			Expect(res.Migrated).To(Equal([]string{"ConfigMap/legacy-auth", "ConfigMap/legacy-conf"}))
 			Expect(before.Owns(owner, live("legacy-auth"))).To(BeTrue())
 			Expect(live("legacy-auth").Immutable).To(Equal(ptr.To(true)), "a create-only one is made immutable as it is sealed")
 
@@ -369,7 +379,7 @@ var _ = Describe("Ownership by proof", func() {
 			Expect(snapshot(retained)).To(Equal(keptAs))
 
 			By("again: nothing more to seal, still not handed back")
-			res, err = before.Apply(ctx, owner, []client.Object{auth(), home()}, &corev1.ConfigMap{})
+			res, err = before.Apply(ctx, owner, []client.Object{auth(), cm("legacy-conf", nil), home()}, &corev1.ConfigMap{})
 			Expect(res.Migrated).To(BeEmpty())
 			Expect(engine.FailureReason(err)).To(Equal(engine.ReasonRetainedBeforeUpgrade))
 

@@ -83,7 +83,7 @@ func (p *Premade) Len() int {
 // LoadPremade reads the record from namespace, or, when there is none
 // yet, makes it: it lists the objects of ownedTypes labelled as
 // kubeforge's (metadata only, in the namespaces scope serves) that were
-// created before keys.Since, carry no seal and name a controller, and
+// created before keys.Since, carry no seal of keys and name a controller, and
 // writes them down. r reads past any cache. A replica that loses the race
 // to create it reads the winner's.
 func LoadPremade(ctx context.Context, c client.Client, r client.Reader, s *runtime.Scheme, keys *proof.Keyring,
@@ -125,7 +125,13 @@ func LoadPremade(ctx context.Context, c client.Client, r client.Reader, s *runti
 			for i := range list.Items {
 				o := &list.Items[i]
 				ref := metav1.GetControllerOfNoCopy(o)
-				if ref == nil || !o.CreationTimestamp.Time.Before(keys.Since) || o.Annotations[proof.Annotation] != "" {
+				if ref == nil || !o.CreationTimestamp.Time.Before(keys.Since) {
+					continue
+				}
+				// A seal of this key needs no migration; one of another key
+				// (an operator installed beside this one, or before it with a
+				// key since deleted) is no seal here, as standingOf reads it.
+				if _, v := keys.Check(sealed(gvk.GroupKind(), o), o.Annotations[proof.Annotation]); v != proof.None {
 					continue
 				}
 				lines = append(lines, string(o.UID)+" "+string(ref.UID))
