@@ -94,7 +94,8 @@ func DesiredObjects(b *networkingv1alpha1.Balancer, conf string) ([]client.Objec
 
 // ConfigMap shows the proxy's nginx.conf to whoever reads it. The proxy
 // does not mount it: it reads the copy its own pod template carries
-// (Deployment), which only someone who may change the Deployment can change.
+// (Deployment), which only someone who may change the Deployment or its
+// Pods (and so their image) can change.
 func ConfigMap(b *networkingv1alpha1.Balancer, conf string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

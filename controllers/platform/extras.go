@@ -141,7 +141,7 @@ func HookJob(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, hook s
 	if len(h.Args) > 0 || len(h.Command) > 0 {
 		ctr.Args = h.Args
 	}
-	for _, e := range h.Env {
+	for _, e := range configEnv(p, h.Env, in.Version) {
 		ctr.Env = slices.DeleteFunc(ctr.Env, func(x corev1.EnvVar) bool { return x.Name == e.Name })
 		ctr.Env = append(ctr.Env, e)
 	}

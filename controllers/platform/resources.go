@@ -350,8 +350,8 @@ func claimSpec(s *appsv1alpha1.ComponentStorage) corev1.PersistentVolumeClaimSpe
 // anyone's to rewrite who may write ConfigMaps, the pod template only
 // theirs who may change the workload. An optional reference to a file the
 // config does not have sets nothing, as Kubernetes would; admission refuses
-// any other reference to a file that is not there (one stored before stays
-// a reference, and the engine refuses to apply it).
+// any other reference to a file that is not there, or to a disabled
+// component's config (one stored before this rule stays a reference).
 func configEnv(p *appsv1alpha1.Platform, env []corev1.EnvVar, version string) []corev1.EnvVar {
 	var out []corev1.EnvVar
 	for _, e := range env {
@@ -400,8 +400,8 @@ func ConfigHash(files map[string]string) string {
 
 // ConfigMap shows a component's rendered config files to whoever reads
 // them. The component does not mount it: it reads the copy its own pod
-// template carries, which only someone who may change the workload can
-// change.
+// template carries, which only someone who may change the workload or its
+// Pods (and so their image) can change.
 func ConfigMap(p *appsv1alpha1.Platform, c *appsv1alpha1.PlatformComponent, files map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

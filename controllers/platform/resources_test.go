@@ -236,3 +236,19 @@ func TestConfigEnvWritesInTheFileAComponentReads(t *testing.T) {
 		t.Errorf("env = %+v\nwant %+v", got, want)
 	}
 }
+
+// A hook reads a component's config file as the component does: from its
+// own template.
+func TestHookJobWritesInTheConfigFileItsEnvReads(t *testing.T) {
+	p := &appsv1alpha1.Platform{}
+	p.Name, p.Namespace = "acme", "ns"
+	p.Spec.Components = []appsv1alpha1.PlatformComponent{{Name: "api", Config: map[string]string{"api.conf": "port = 8080"}}}
+	h := &appsv1alpha1.HookJob{Env: []corev1.EnvVar{{Name: "CONF", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "acme-api-config"}, Key: "api.conf"}}}},
+		BackoffLimit: ptr.To[int32](0), ActiveDeadlineSeconds: ptr.To[int64](60)}
+	job := HookJob(p, &p.Spec.Components[0], HookBootstrap, h, Input{Image: "i", Version: "1"})
+	env := job.Spec.Template.Spec.Containers[0].Env
+	if len(env) != 1 || env[0].Value != "port = 8080" || env[0].ValueFrom != nil {
+		t.Errorf("hook env = %+v, want CONF written in", env)
+	}
+}

@@ -63,8 +63,8 @@ const StampedBefore = "kubeforge: stored before admission stamps"
 //     webhooks checked what was stored since; not one stored before, by
 //     nobody's checks, such as one made on a fresh install while its CRDs
 //     existed and its webhooks did not yet); after a pass without failures the record
-//     says "done". Before it writes any stamp, the first pass records
-//     what it is to stamp (UIDs and resourceVersions, "pending"); a pass
+//     says "done". The first pass makes the record with what it is to
+//     stamp (UIDs and resourceVersions, "pending") in one write; a pass
 //     that did not finish is taken up at the next start for those only,
 //     unchanged since — one someone wrote meanwhile (its stamp removed,
 //     say) is not vouched for; nothing created later is ever stamped here. Kinds and namespaces the
@@ -165,7 +165,7 @@ func (s StampStored) Start(ctx context.Context) error {
 				entries = append(entries, pendingEntry(w.obj))
 			}
 		}
-		if !listed || !s.recordPending(ctx, log, entries) {
+		if !listed || !s.recordPending(ctx, log, cutoff, entries) {
 			log.Info("Not stamping stored objects: what to stamp could not be recorded; trying at the next start")
 			return nil
 		}
@@ -213,56 +213,55 @@ func pendingEntry(obj client.Object) string {
 // stamped by a pass taken up again (readmit them).
 const maxPending = 900 << 10
 
-// recordPending writes into the record the objects the first pass is to
-// stamp.
-func (s StampStored) recordPending(ctx context.Context, log logr.Logger, entries []string) bool {
-	record := &corev1.ConfigMap{}
+// recordPending creates the record of the first pass, with what it is to
+// stamp: in one write, so that no record says a pass began without saying
+// what it was to stamp. A replica that finds the record made meanwhile
+// stamps nothing.
+func (s StampStored) recordPending(ctx context.Context, log logr.Logger, at time.Time, entries []string) bool {
 	key := client.ObjectKey{Namespace: s.Namespace, Name: StampRecord}
-	if err := s.Reader.Get(ctx, key, record); err != nil {
-		log.Error(err, "Reading the record of stamped objects", "configmap", key.String())
-		return false
-	}
-	base := record.DeepCopy()
-	record.Data["pending"] = proof.RecordLines(entries, maxPending)
-	if err := s.Client.Patch(ctx, record, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		log.Error(err, "Recording what to stamp", "configmap", key.String())
+	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: StampRecord},
+		Data: map[string]string{"version": strconv.Itoa(StampVersion), "at": at.UTC().Format(time.RFC3339), "state": stampStarted,
+			"pending": proof.RecordLines(entries, maxPending)}}
+	if err := s.Client.Create(ctx, record); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			log.Error(err, "Recording the stamping of stored objects; trying at the next start", "configmap", key.String())
+		}
 		return false
 	}
 	return true
 }
 
-// claim says whether this start does the one-time stamping, and of the
-// objects created before when: the record did not exist (this replica
-// created it, now), or an earlier pass did not finish (its time, and what
-// it recorded it was to stamp; nil when it recorded nothing).
+// claim says whether this start stamps objects stored before admission
+// stamps, of those created before when, and which of them: none was
+// recorded (a first pass: now, and pending nil — Start records it), or an
+// earlier pass did not finish (its time, and what it recorded it was to
+// stamp). A record that says a pass began without saying what it was to
+// stamp (an older kubeforge's) stamps nothing more.
 func (s StampStored) claim(ctx context.Context, log logr.Logger, now time.Time) (time.Time, bool, map[string]bool) {
 	key := client.ObjectKey{Namespace: s.Namespace, Name: StampRecord}
 	record := &corev1.ConfigMap{}
 	err := s.Reader.Get(ctx, key, record)
 	switch {
-	case err == nil:
-		at, perr := time.Parse(time.RFC3339, record.Data["at"])
-		var pending map[string]bool
-		if list, ok := record.Data["pending"]; ok {
-			pending = map[string]bool{}
-			for _, e := range proof.ReadLines(list) {
-				pending[e] = true
-			}
-		}
-		return at, record.Data["state"] == stampStarted && perr == nil, pending
-	case !apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err):
+		return now, true, nil
+	case err != nil:
 		log.Error(err, "Reading the record of stamped objects; trying at the next start", "configmap", key.String())
 		return time.Time{}, false, nil
 	}
-	record = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: StampRecord},
-		Data: map[string]string{"version": strconv.Itoa(StampVersion), "at": now.UTC().Format(time.RFC3339), "state": stampStarted}}
-	if err := s.Client.Create(ctx, record); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			log.Error(err, "Recording the stamping of stored objects; trying at the next start", "configmap", key.String())
-		}
+	if record.Data["state"] != stampStarted {
 		return time.Time{}, false, nil
 	}
-	return now, true, nil
+	list, recorded := record.Data["pending"]
+	at, perr := time.Parse(time.RFC3339, record.Data["at"])
+	if perr != nil || !recorded {
+		log.Info("An earlier pass did not record what it was to stamp: stamping nothing more (readmit what reports NotAdmitted)", "configmap", key.String())
+		return time.Time{}, false, nil
+	}
+	pending := map[string]bool{}
+	for _, e := range proof.ReadLines(list) {
+		pending[e] = true
+	}
+	return at, true, pending
 }
 
 // keySince is when the API server made the ownership key's Secret

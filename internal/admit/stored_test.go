@@ -107,6 +107,19 @@ var _ = Describe("The one-time stamping of objects stored before admission stamp
 		Expect(rewritten.Annotations).NotTo(HaveKey(admit.StampAnnotation), "written since the first pass read it")
 	})
 
+	It("stamps nothing more after a pass whose record does not say what it was to stamp", func() {
+		Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: proof.DefaultSecretName}})).To(Succeed())
+		time.Sleep(1100 * time.Millisecond)
+		unrecorded := namingSecret("unrecorded")
+		Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: admit.StampRecord},
+			Data: map[string]string{"version": strconv.Itoa(admit.StampVersion), "at": time.Now().Add(time.Second).UTC().Format(time.RFC3339),
+				"state": "started"}})).To(Succeed())
+		Expect(admit.StampStored{Client: env.Client, Reader: env.Client, Scheme: env.Scheme, Keys: env.Proof, Namespace: "default"}.
+			Start(ctx)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(unrecorded), unrecorded)).To(Succeed())
+		Expect(unrecorded.Annotations).NotTo(HaveKey(admit.StampAnnotation))
+	})
+
 	It("vouches for nothing stored before the ownership key was made: a fresh install's object from before its webhooks", func() {
 		early := namingSecret("stored-before-the-key")
 		// creationTimestamp counts in seconds: the key a second later.

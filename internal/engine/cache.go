@@ -195,11 +195,53 @@ func boundedMeta(obj metav1.Object, wholeLabels bool) metav1.ObjectMeta {
 	}
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.Controller != nil && *ref.Controller {
-			md.OwnerReferences = []metav1.OwnerReference{ref}
+			if boundedRef(ref) {
+				md.OwnerReferences = []metav1.OwnerReference{{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID, Controller: ref.Controller}}
+			}
 			break
 		}
 	}
 	return md
+}
+
+// boundSealed bounds what an object the operator made may carry beyond
+// what it wrote: its seal covers its identity, not its metadata, which
+// whoever may update it can fill up to the object's limit (1.5 MB) with
+// owner references and finalizers (the API bounds annotations at 256
+// KiB). The cache keeps at most 8 owner references and 16 finalizers, each
+// of a legal size.
+func boundSealed(obj metav1.Object) {
+	if refs := obj.GetOwnerReferences(); len(refs) > 0 {
+		var kept []metav1.OwnerReference
+		for _, ref := range refs {
+			if boundedRef(ref) && len(kept) < 8 {
+				kept = append(kept, ref)
+			}
+		}
+		if len(kept) != len(refs) {
+			obj.SetOwnerReferences(kept)
+		}
+	}
+	if fs := obj.GetFinalizers(); len(fs) > 0 {
+		var kept []string
+		for _, f := range fs {
+			if len(f) <= 253+1+63 && len(kept) < 16 {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) != len(fs) {
+			obj.SetFinalizers(kept)
+		}
+	}
+}
+
+// boundedRef reports whether an owner reference's fields are within what
+// a real owner's can be (the API checks only that they are not empty): a
+// name of at most 253 characters, a kind of 63, an apiVersion of a group
+// and a version, a UID of 36. One past them names no real owner, and the
+// cache keeps none of it.
+func boundedRef(ref metav1.OwnerReference) bool {
+	return len(ref.Name) <= 253 && len(ref.Kind) <= 63 && len(ref.APIVersion) <= 253+1+63 && len(ref.UID) <= 36
 }
 
 func setMeta(dst metav1.Object, md metav1.ObjectMeta) {
@@ -273,6 +315,7 @@ func CacheTransform(keys *proof.Keyring, scheme *runtime.Scheme, ts ...Types) to
 			return in, nil
 		}
 		if gk.Kind != "" && e.Proven(gk, obj) {
+			boundSealed(obj)
 			return in, nil
 		}
 		md := boundedMeta(obj, readKinds[gk] && !owned[reflect.TypeOf(in)])

@@ -470,6 +470,11 @@ var _ = Describe("Ownership by proof", func() {
 		}
 		Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planted-refs", Namespace: "default", Labels: labels,
 			OwnerReferences: refs, Finalizers: finalizers}})).To(Succeed())
+		// One controller reference of 700 KB: the API checks only that its
+		// fields are not empty.
+		Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planted-big-ref", Namespace: "default", Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "x.example/v1", Kind: "X", Name: strings.Repeat("n", 700<<10), UID: "u",
+				Controller: ptr.To(true)}}}})).To(Succeed())
 		DeferCleanup(func(ctx context.Context) {
 			Expect(env.Client.Patch(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "planted-refs", Namespace: "default"}},
 				client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
@@ -524,6 +529,10 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(meta.OwnerReferences[0].Name).To(Equal(refs[7].Name))
 		Expect(meta.Finalizers).To(BeEmpty())
 		Expect(meta.Labels).To(Equal(labels))
+		Eventually(func() error {
+			return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "planted-big-ref"}, meta)
+		}).Should(Succeed())
+		Expect(meta.OwnerReferences).To(BeEmpty(), "a reference past a real owner's sizes names none")
 
 		By("an unsealed Service keeps only its metadata, a sealed one all of it")
 		s := &corev1.Service{}
@@ -531,6 +540,27 @@ var _ = Describe("Ownership by proof", func() {
 		Expect(s.Spec.Ports).To(BeEmpty())
 		Expect(s.Annotations).NotTo(HaveKey("note"))
 		Eventually(func() error { return c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "cached-svc"}, s) }).Should(Succeed())
+		Expect(s.Spec.Ports).To(HaveLen(1))
+
+		By("a sealed one filled with 2000 owner references and 200 finalizers by whoever may update it keeps 8 and 16")
+		bloated := &corev1.Service{}
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "cached-svc"}, bloated)).To(Succeed())
+		bloated.OwnerReferences = append(bloated.OwnerReferences, refs...)
+		for i := range refs {
+			bloated.OwnerReferences[len(bloated.OwnerReferences)-len(refs)+i].Controller = nil
+		}
+		bloated.Finalizers = finalizers
+		Expect(env.Client.Update(ctx, bloated)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(env.Client.Patch(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "cached-svc", Namespace: "default"}},
+				client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`)))).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(c.Get(cctx, client.ObjectKey{Namespace: "default", Name: "cached-svc"}, s)).To(Succeed())
+			g.Expect(s.Finalizers).To(HaveLen(16))
+		}).Should(Succeed())
+		Expect(s.OwnerReferences).To(HaveLen(8))
+		Expect(eng.Owns(owner, s)).To(BeTrue(), "still sealed, and kept whole but for those")
 		Expect(s.Spec.Ports).To(HaveLen(1))
 
 		By("a sealed Pod keeps its seal (so pruning knows it), another keeps its labels and content but no annotation")

@@ -22,7 +22,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -33,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/kubeforge/kubeforge/api/cluster/v1alpha1"
@@ -76,7 +76,11 @@ func clusterCommand(newEnv func() (*env, error)) *cobra.Command {
 			if err := inertKubeconfig(b); err != nil {
 				return fmt.Errorf("secret %s/%s: not printed: %w", s.Namespace, s.Name, err)
 			}
-			_, err := e.out.Write(b)
+			out, err := ownNames(b, "kubeforge-"+kc.Namespace+"-"+kc.Name)
+			if err != nil {
+				return fmt.Errorf("secret %s/%s: not printed: %w", s.Namespace, s.Name, err)
+			}
+			_, err = e.out.Write(out)
 			return err
 		}),
 	}
@@ -134,9 +138,9 @@ func currentOperation(kc *clusterv1alpha1.KubernetesCluster) *clusterv1alpha1.Op
 	return &ops[len(ops)-1]
 }
 
-// jobPod is the newest Pod the Job itself made: one whose controller is
-// the Job's UID (the API server assigned it; a name or label anyone may
-// copy is not enough).
+// jobPod is the Pod the Job itself made: the one whose controller is the
+// Job's UID (the API server assigned it; a name or label anyone may copy
+// is not enough).
 func (e *env) jobPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	if err := e.c.List(ctx, pods, client.InNamespace(e.namespace),
@@ -144,11 +148,16 @@ func (e *env) jobPod(ctx context.Context, job *batchv1.Job) (*corev1.Pod, error)
 		return nil, fmt.Errorf("listing the Pods of Job %s: %w", job.Name, err)
 	}
 	mine := workload.JobPods(pods.Items, job)
-	if len(mine) == 0 {
+	switch len(mine) {
+	case 0:
 		return nil, nil
+	case 1:
+		return &mine[0], nil
 	}
-	sort.Slice(mine, func(i, j int) bool { return mine[i].CreationTimestamp.Before(&mine[j].CreationTimestamp) })
-	return &mine[len(mine)-1], nil
+	// An installer's Job makes one Pod (backoffLimit 0): with more than one
+	// claiming it, some were made by someone else, as the controller says
+	// when it does not quote their output either.
+	return nil, fmt.Errorf("%d Pods claim Job %s, which makes one: not printing any of their logs", len(mine), job.Name)
 }
 
 var errNoLogYet = errors.New("no log yet")
@@ -247,6 +256,43 @@ func orNone(s string) string {
 		return "none yet"
 	}
 	return s
+}
+
+// ownNames gives every cluster, user and context of a kubeconfig a name of
+// its own, prefix (kubeforge-<namespace>-<cluster>), or prefix-<name> when
+// the file has more than one of them. Merged with other kubeconfigs
+// (KUBECONFIG=a:b), where the first file to define a name wins, the
+// installer's usual names (kubernetes-admin, cluster.local) would meet the
+// reader's own: a context of one file would use a user or a server of
+// another — the reader's credentials sent to a server someone who may
+// update the Secret chose. Every context must name a user and a cluster
+// of the file (inertKubeconfig).
+func ownNames(b []byte, prefix string) ([]byte, error) {
+	cfg, err := clientcmd.Load(b)
+	if err != nil {
+		return nil, err
+	}
+	name := func(n string, count int) string {
+		if count == 1 {
+			return prefix
+		}
+		return prefix + "-" + n
+	}
+	out := clientcmdapi.NewConfig()
+	for n, c := range cfg.Clusters {
+		out.Clusters[name(n, len(cfg.Clusters))] = c
+	}
+	for n, u := range cfg.AuthInfos {
+		out.AuthInfos[name(n, len(cfg.AuthInfos))] = u
+	}
+	for n, c := range cfg.Contexts {
+		c.Cluster, c.AuthInfo = name(c.Cluster, len(cfg.Clusters)), name(c.AuthInfo, len(cfg.AuthInfos))
+		out.Contexts[name(n, len(cfg.Contexts))] = c
+	}
+	if cfg.CurrentContext != "" {
+		out.CurrentContext = name(cfg.CurrentContext, len(cfg.Contexts))
+	}
+	return clientcmd.Write(*out)
 }
 
 // inertKubeconfig refuses a kubeconfig that would do more on the reader's

@@ -476,13 +476,28 @@ func validateSecretRefs(p *appsv1alpha1.Platform, c appsv1alpha1.PlatformCompone
 // only shows it), and a disabled component has none — its name is anyone's
 // to take who may create ConfigMaps.
 func validateConfigRefs(p *appsv1alpha1.Platform, c appsv1alpha1.PlatformComponent, cp *field.Path) field.ErrorList {
+	errs := configRefs(p, c.Env, cp.Child("env"))
+	if h := c.Hooks; h != nil {
+		for _, hook := range []struct {
+			name string
+			job  *appsv1alpha1.HookJob
+		}{{"bootstrap", h.Bootstrap}, {"preUpgrade", h.PreUpgrade}} {
+			if hook.job != nil {
+				errs = append(errs, configRefs(p, hook.job.Env, cp.Child("hooks", hook.name, "env"))...)
+			}
+		}
+	}
+	return errs
+}
+
+func configRefs(p *appsv1alpha1.Platform, env []corev1.EnvVar, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for j, e := range c.Env {
+	for j, e := range env {
 		if e.ValueFrom == nil || e.ValueFrom.ConfigMapKeyRef == nil {
 			continue
 		}
 		ref := e.ValueFrom.ConfigMapKeyRef
-		rp := cp.Child("env").Index(j).Child("valueFrom", "configMapKeyRef")
+		rp := path.Index(j).Child("valueFrom", "configMapKeyRef")
 		for _, other := range p.Spec.Components {
 			if p.Name+"-"+other.Name+"-config" != ref.Name {
 				continue

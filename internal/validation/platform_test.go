@@ -152,8 +152,12 @@ func TestValidatePlatform(t *testing.T) {
 					{Name: "B", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 						LocalObjectReference: corev1.LocalObjectReference{Name: "acme-agent-config"}, Key: "agent.conf"}}},
 				}
+				p.Spec.Components[1].Hooks = &appsv1alpha1.ComponentHooks{Bootstrap: &appsv1alpha1.HookJob{Env: []corev1.EnvVar{
+					{Name: "C", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "acme-agent-config"}, Key: "agent.conf"}}}}}}
 			},
-			want: []string{"spec.components[3].env[0].valueFrom.configMapKeyRef.key", "spec.components[3].env[1].valueFrom.configMapKeyRef.name"},
+			want: []string{"spec.components[1].hooks.bootstrap.env[0].valueFrom.configMapKeyRef.name",
+				"spec.components[3].env[0].valueFrom.configMapKeyRef.key", "spec.components[3].env[1].valueFrom.configMapKeyRef.name"},
 		},
 		"reject templates that do not render": {
 			mutate: func(p *P) {

@@ -337,8 +337,9 @@ func truncate(s string, n int) string {
 // Deployment) could otherwise put what the workload reads — and a copy made
 // under the same name after a delete is one the operator never made, which
 // a Pod started later would still mount. In the template, the files are
-// exactly as safe as the workload itself: whoever may change them may
-// already change its image.
+// exactly as safe as the workload itself: whoever may change them — in the
+// workload's template, or in a Pod's annotations, which the kubelet shows
+// to its containers anew — may already change its image.
 
 // FilesAnnotationPrefix is the prefix of the pod template annotations that
 // carry files (TemplateFiles).

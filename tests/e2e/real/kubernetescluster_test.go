@@ -17,6 +17,7 @@ package real
 import (
 	"bufio"
 	"fmt"
+	"k8s.io/client-go/tools/clientcmd"
 	"net"
 	"net/http"
 	"os"
@@ -229,7 +230,17 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		By("kubectl kubeforge: the kubeconfig, the precheck's and the create's logs, the status")
 		out, err := plugin("-n", hostsNS, "cluster", "kubeconfig", "lab")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(out).To(Equal(string(s.Data["kubeconfig"])))
+		// The installer's kubeconfig, every entry named after the cluster.
+		written, err := clientcmd.Load(s.Data["kubeconfig"])
+		Expect(err).NotTo(HaveOccurred())
+		printed, err := clientcmd.Load([]byte(out))
+		Expect(err).NotTo(HaveOccurred())
+		own := "kubeforge-" + hostsNS + "-lab"
+		Expect(printed.CurrentContext).To(Equal(own))
+		Expect(printed.Clusters).To(HaveKey(own))
+		Expect(printed.Clusters[own].Server).To(Equal(written.Clusters[written.Contexts[written.CurrentContext].Cluster].Server))
+		Expect(printed.AuthInfos[printed.Contexts[own].AuthInfo].ClientKeyData).To(Equal(
+			written.AuthInfos[written.Contexts[written.CurrentContext].AuthInfo].ClientKeyData))
 		out, err = plugin("-n", hostsNS, "cluster", "logs", "lab", "--operation", kc.Status.Operations[0].ID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("The host is fit for Kubernetes"))
