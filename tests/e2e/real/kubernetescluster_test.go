@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -144,6 +145,16 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		Expect(m).To(ContainSubstring("address="+ips[host]), "marker on %s", host)
 		Expect(m).To(ContainSubstring("os=Debian"), "marker on %s", host)
 	}
+	// What the deadline's cluster, started in BeforeAll, streams: the
+	// REST API's log lines as they came, and kubectl kubeforge's output.
+	var slowLog struct {
+		sync.Mutex
+		lines []slowLine
+		ended time.Time
+	}
+	slowEnded := make(chan struct{})
+	var slowFollowed *gbytes.Buffer
+	var slowFollowEnded <-chan error
 	jobLog := func(op clusterv1alpha1.Operation) string {
 		out, err := kubectl("-n", hostsNS, "logs", "job/"+op.JobName)
 		Expect(err).NotTo(HaveOccurred())
@@ -186,6 +197,74 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 			Type:       corev1.SecretTypeSSHAuth,
 			Data:       map[string][]byte{corev1.SSHAuthPrivateKey: private, "known_hosts": []byte(knownHosts.String())},
 		})).To(Succeed())
+
+		// The deadline's cluster starts now and runs out its minute while
+		// the specs below run; the last spec reads what it did.
+		slow := &clusterv1alpha1.KubernetesCluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: hostsNS, Name: "slow"},
+			Spec: clusterv1alpha1.KubernetesClusterSpec{
+				Version:       "v1.31.4",
+				Masters:       []clusterv1alpha1.Host{{Address: ips["slow"], Name: "slow"}},
+				SSHSecretRef:  clusterv1alpha1.SSHSecretReference{Name: "hosts-ssh", User: "root"},
+				ResetOnDelete: ptr.To(false),
+				Installer: clusterv1alpha1.Installer{
+					Image:     installerImage,
+					Timeout:   &metav1.Duration{Duration: time.Minute},
+					ExtraVars: map[string]string{"standin_sleep_seconds": "900"},
+				},
+			},
+		}
+		Expect(k8sClient.Create(ctx, slow)).To(Succeed())
+		slowKey := client.ObjectKeyFromObject(slow)
+		// The create: cluster.yml sleeps on the host far past the deadline.
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, slowKey, slow)).To(Succeed())
+			g.Expect(slow.Status.Operations).To(HaveLen(2))
+			g.Expect(slow.Status.Operations[0].Result).To(Equal(clusterv1alpha1.ResultSucceeded))
+		}, "4m", time.Second).Should(Succeed())
+
+		// Follow it with kubectl kubeforge as well, from now until the
+		// installer ends.
+		slowFollowed = gbytes.NewBuffer()
+		follow := exec.Command(pluginBin(), "--kubeconfig", kubeconfig, "-n", hostsNS, "cluster", "logs", "slow", "--follow")
+		follow.Stdout = slowFollowed
+		follow.Stderr = GinkgoWriter
+		Expect(follow.Start()).To(Succeed())
+		followEnded := make(chan error, 1)
+		slowFollowEnded = followEnded
+		go func() { followEnded <- follow.Wait() }()
+		DeferCleanup(func() { _ = follow.Process.Kill() })
+
+		// Follow the running operation's log through the API.
+		httpc, base := apiHTTP()
+		token := apiToken(hostsNS, "log-reader", "pods/log", "kubernetesclusters.cluster.kubeforge.io")
+		var resp *http.Response
+		Eventually(func(g Gomega) {
+			req, err := http.NewRequest(http.MethodGet, base+"/api/v1/namespaces/"+hostsNS+"/kubernetesclusters/slow/logs?follow=true", nil)
+			g.Expect(err).NotTo(HaveOccurred())
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err = httpc.Do(req)
+			g.Expect(err).NotTo(HaveOccurred())
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Kubeforge-Operation") != slow.Status.Operations[1].ID {
+				resp.Body.Close()
+			}
+			g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+			g.Expect(resp.Header.Get("X-Kubeforge-Operation")).To(Equal(slow.Status.Operations[1].ID))
+		}, "2m", time.Second).Should(Succeed())
+		DeferCleanup(resp.Body.Close)
+		// Each line with the time it came, however late the spec reads it.
+		go func() {
+			defer close(slowEnded)
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				slowLog.Lock()
+				slowLog.lines = append(slowLog.lines, slowLine{sc.Text(), time.Now()})
+				slowLog.Unlock()
+			}
+			slowLog.Lock()
+			slowLog.ended = time.Now()
+			slowLog.Unlock()
+		}()
 	})
 
 	It("creates a cluster: the precheck and cluster.yml over SSH on every host, the kubeconfig from admin.conf", func() {
@@ -307,96 +386,37 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 	})
 
 	It("stops an operation at its deadline: SIGTERM reaches ansible, the operation ends Failed, the log streams while it runs", func() {
-		slow := &clusterv1alpha1.KubernetesCluster{
-			ObjectMeta: metav1.ObjectMeta{Namespace: hostsNS, Name: "slow"},
-			Spec: clusterv1alpha1.KubernetesClusterSpec{
-				Version:       "v1.31.4",
-				Masters:       []clusterv1alpha1.Host{{Address: ips["slow"], Name: "slow"}},
-				SSHSecretRef:  clusterv1alpha1.SSHSecretReference{Name: "hosts-ssh", User: "root"},
-				ResetOnDelete: ptr.To(false),
-				Installer: clusterv1alpha1.Installer{
-					Image:     installerImage,
-					Timeout:   &metav1.Duration{Duration: time.Minute},
-					ExtraVars: map[string]string{"standin_sleep_seconds": "900"},
-				},
-			},
-		}
-		Expect(k8sClient.Create(ctx, slow)).To(Succeed())
-		slowKey := client.ObjectKeyFromObject(slow)
-		// The create: cluster.yml sleeps on the host far past the deadline.
-		Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, slowKey, slow)).To(Succeed())
-			g.Expect(slow.Status.Operations).To(HaveLen(2))
-			g.Expect(slow.Status.Operations[0].Result).To(Equal(clusterv1alpha1.ResultSucceeded))
-		}, "4m", time.Second).Should(Succeed())
-
-		// Follow it with kubectl kubeforge as well, from now until the
-		// installer ends.
-		followed := gbytes.NewBuffer()
-		follow := exec.Command(pluginBin(), "--kubeconfig", kubeconfig, "-n", hostsNS, "cluster", "logs", "slow", "--follow")
-		follow.Stdout = followed
-		follow.Stderr = GinkgoWriter
-		Expect(follow.Start()).To(Succeed())
-		followEnded := make(chan error, 1)
-		go func() { followEnded <- follow.Wait() }()
-		defer func() { _ = follow.Process.Kill() }()
-
-		// Follow the running operation's log through the API.
-		httpc, base := apiHTTP()
-		token := apiToken(hostsNS, "log-reader", "pods/log", "kubernetesclusters.cluster.kubeforge.io")
-		var resp *http.Response
-		Eventually(func(g Gomega) {
-			req, err := http.NewRequest(http.MethodGet, base+"/api/v1/namespaces/"+hostsNS+"/kubernetesclusters/slow/logs?follow=true", nil)
-			g.Expect(err).NotTo(HaveOccurred())
-			req.Header.Set("Authorization", "Bearer "+token)
-			resp, err = httpc.Do(req)
-			g.Expect(err).NotTo(HaveOccurred())
-			if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Kubeforge-Operation") != slow.Status.Operations[1].ID {
-				resp.Body.Close()
+		// The slow cluster was created in BeforeAll, so that its deadline
+		// runs out while the specs above run.
+		Eventually(slowEnded, "4m").Should(BeClosed(), func() string {
+			slowLog.Lock()
+			defer slowLog.Unlock()
+			var so []string
+			for _, l := range slowLog.lines {
+				so = append(so, l.text)
 			}
-			g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
-			g.Expect(resp.Header.Get("X-Kubeforge-Operation")).To(Equal(slow.Status.Operations[1].ID))
-		}, "2m", time.Second).Should(Succeed())
-		defer resp.Body.Close()
-		type line struct {
-			text string
-			at   time.Time
-		}
-		lines := make(chan line, 1000)
-		go func() {
-			defer GinkgoRecover()
-			defer close(lines)
-			sc := bufio.NewScanner(resp.Body)
-			for sc.Scan() {
-				lines <- line{sc.Text(), time.Now()}
-			}
-		}()
+			return "the log stream did not end with the installer: " + strings.Join(so, "\n")
+		})
+		slowLog.Lock()
 		var got []string
-		var sleepingAt, endedAt time.Time
-		timeout := time.After(4 * time.Minute)
-	read:
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					endedAt = time.Now()
-					break read
-				}
-				got = append(got, l.text)
-				if sleepingAt.IsZero() && strings.Contains(l.text, "Hold the operation") {
-					sleepingAt = l.at
-				}
-			case <-timeout:
-				Fail("the log stream did not end with the installer: " + strings.Join(got, "\n"))
+		var sleepingAt time.Time
+		for _, l := range slowLog.lines {
+			got = append(got, l.text)
+			if sleepingAt.IsZero() && strings.Contains(l.text, "Hold the operation") {
+				sleepingAt = l.at
 			}
 		}
+		endedAt := slowLog.ended
+		slowLog.Unlock()
 		log := strings.Join(got, "\n")
 		Expect(sleepingAt).NotTo(BeZero(), "the stream showed the running task: %s", log)
 		Expect(log).To(ContainSubstring("kubeforge: stopping the operation (SIGTERM)"), "run.sh passed the deadline's SIGTERM on")
-		Eventually(followEnded, "1m").Should(Receive(BeNil()), "kubectl kubeforge cluster logs --follow ends with the installer")
-		Expect(string(followed.Contents())).To(ContainSubstring("Hold the operation"))
-		Expect(string(followed.Contents())).To(ContainSubstring("kubeforge: stopping the operation (SIGTERM)"))
+		Eventually(slowFollowEnded, "1m").Should(Receive(BeNil()), "kubectl kubeforge cluster logs --follow ends with the installer")
+		Expect(string(slowFollowed.Contents())).To(ContainSubstring("Hold the operation"))
+		Expect(string(slowFollowed.Contents())).To(ContainSubstring("kubeforge: stopping the operation (SIGTERM)"))
 
+		slow := &clusterv1alpha1.KubernetesCluster{}
+		slowKey := client.ObjectKey{Namespace: hostsNS, Name: "slow"}
 		var op clusterv1alpha1.Operation
 		Eventually(func(g Gomega) {
 			g.Expect(k8sClient.Get(ctx, slowKey, slow)).To(Succeed())
@@ -416,6 +436,12 @@ var _ = Describe("KubernetesCluster by real ansible over SSH", Ordered, Label("r
 		Expect(k8sClient.Delete(ctx, slow)).To(Succeed())
 	})
 })
+
+// slowLine is a line of a followed log and when it came.
+type slowLine struct {
+	text string
+	at   time.Time
+}
 
 // apiHTTP is an HTTP client for the manager's REST API, and its base URL.
 func apiHTTP() (*http.Client, string) {
