@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -414,6 +415,19 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 	})
 
 	It("keeps every connection of a client address on one backend with sessionAffinity ClientIP", func() {
+		// Twelve client Pods, each its own source address, started while
+		// the proxy rolls. They call the proxy Pods directly: this node's
+		// kube-proxy masquerades Service traffic (masqueradeAll), so through
+		// the ClusterIP nginx would see one address for all of them.
+		const nClients = 12
+		clients := backendDeployment("client")
+		clients.Name = "clients"
+		clients.Spec.Replicas = ptr.To(int32(nClients))
+		for _, l := range []map[string]string{clients.Spec.Selector.MatchLabels, clients.Spec.Template.Labels} {
+			l["app"], l["version"] = "client", "client"
+		}
+		Expect(k8sClient.Create(ctx, clients)).To(Succeed())
+
 		before := rolledOut()
 		Eventually(func() error {
 			b := &networkingv1alpha1.Balancer{}
@@ -423,20 +437,8 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 			b.Spec.SessionAffinity = networkingv1alpha1.SessionAffinityClientIP
 			return k8sClient.Update(ctx, b)
 		}).Should(Succeed())
-		Eventually(func() []string { return rolledOut() }, "3m", "1s").ShouldNot(Equal(before))
+		Eventually(func() []string { return rolledOut() }, "3m", "500ms").ShouldNot(Equal(before))
 
-		// Twelve client Pods, each its own source address. They call the
-		// proxy Pods directly: this node's kube-proxy masquerades Service
-		// traffic (masqueradeAll), so through the ClusterIP nginx would see
-		// one address for all of them.
-		const nClients = 12
-		clients := backendDeployment("client")
-		clients.Name = "clients"
-		clients.Spec.Replicas = ptr.To(int32(nClients))
-		for _, l := range []map[string]string{clients.Spec.Selector.MatchLabels, clients.Spec.Template.Labels} {
-			l["app"], l["version"] = "client", "client"
-		}
-		Expect(k8sClient.Create(ctx, clients)).To(Succeed())
 		readyPods := func(labels map[string]string, n int) []corev1.Pod {
 			var pods []corev1.Pod
 			Eventually(func(g Gomega) {
@@ -449,23 +451,43 @@ var _ = Describe("Balancer on the real node", Ordered, Label("real"), func() {
 					}
 				}
 				g.Expect(pods).To(HaveLen(n))
-			}, "2m", "1s").Should(Succeed())
+			}, "2m", "500ms").Should(Succeed())
 			return pods
 		}
 		pods := readyPods(map[string]string{"app": "client"}, nClients)
 		proxies := readyPods(map[string]string{networkingv1alpha1.BalancerProxyLabel: "web"}, 2)
+		// Every client through every proxy, the clients at once: 20
+		// requests each, answered "20 <backend> errors 0" when all 20 went
+		// to one backend and none failed.
+		type answer struct {
+			out string
+			err error
+		}
+		answers := make([][]answer, len(pods))
+		var wg sync.WaitGroup
+		for i, p := range pods {
+			answers[i] = make([]answer, len(proxies))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j, proxy := range proxies {
+					// The proxy listens on an unprivileged port behind the
+					// Service's (the Pod's own container port).
+					addr := net.JoinHostPort(proxy.Status.PodIP, fmt.Sprint(proxy.Spec.Containers[0].Ports[0].ContainerPort))
+					out, err := kubectl("-n", balancerNS, "exec", p.Name, "--", "/echoserver", "get", "-n", "20", "http://"+addr+"/")
+					answers[i][j] = answer{out, err}
+				}
+			}()
+		}
+		wg.Wait()
 		var lines []string
 		used := map[string]int{}
-		for _, p := range pods {
+		for i, p := range pods {
 			var backends []string
-			for _, proxy := range proxies {
-				// The proxy listens on an unprivileged port behind the
-				// Service's (the Pod's own container port).
-				addr := net.JoinHostPort(proxy.Status.PodIP, fmt.Sprint(proxy.Spec.Containers[0].Ports[0].ContainerPort))
-				out, err := kubectl("-n", balancerNS, "exec", p.Name, "--", "/echoserver", "get", "-n", "20", "http://"+addr+"/")
+			for j, proxy := range proxies {
+				out, err := answers[i][j].out, answers[i][j].err
 				Expect(err).NotTo(HaveOccurred(), "%s", out)
 				got := strings.Fields(strings.ReplaceAll(strings.TrimSpace(out), "\n", " "))
-				// "20 <backend> errors 0": all 20 on one backend, none failed.
 				Expect(got).To(HaveLen(4), "client %s (%s) through proxy %s was spread over backends: %q", p.Name, p.Status.PodIP, proxy.Name, out)
 				Expect(got[0]).To(Equal("20"))
 				Expect(got[2:]).To(Equal([]string{"errors", "0"}))
