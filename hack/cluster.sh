@@ -155,6 +155,13 @@ create() {
   t0=$(date +%s)
   config=$(config)
   log "creating cluster $CLUSTER_NAME (kwokctl, binary runtime)"
+  # One create at a time on this machine: kwokctl picks each component's
+  # port by counting down from the same number to the first one free, so two
+  # creates at once (the e2e suites that run side by side) would pick the
+  # same ports. Held until the cluster is up and its ports bound; the
+  # components kwokctl starts do not inherit the lock (9>&-).
+  exec 9>"$KWOK_WORKDIR/create.lock"
+  flock 9
   # --kubeconfig points at kwokctl's own copy, so the user's ~/.kube/config is left alone.
   "$bin/kwokctl" --name "$CLUSTER_NAME" create cluster --runtime binary \
     --etcd-binary "$bin/etcd" \
@@ -164,11 +171,12 @@ create() {
     --kwok-controller-binary "$bin/kwok" \
     --kubeconfig "$KUBECONFIG_PATH" \
     --config "$config" \
-    --wait 3m >/dev/null 2>"$KWOK_WORKDIR/$CLUSTER_NAME-create.log" || {
+    --wait 3m >/dev/null 2>"$KWOK_WORKDIR/$CLUSTER_NAME-create.log" 9>&- || {
       cat "$KWOK_WORKDIR/$CLUSTER_NAME-create.log" >&2
       log "FAILED to create cluster $CLUSTER_NAME"
       exit 1
     }
+  exec 9>&-
   log "created cluster $CLUSTER_NAME in $(( $(date +%s) - t0 ))s"
 }
 
