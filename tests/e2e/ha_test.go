@@ -312,11 +312,15 @@ var _ = Describe("High availability", Ordered, Label("ha"), func() {
 // starts it again with the same command line, and returns how long it was
 // unavailable.
 func restartAPIServer(pause time.Duration) time.Duration {
-	out, err := run("pgrep", "-f", "kube-apiserver.*"+clusterName())
+	// The pid file kwokctl keeps beside the cluster's kubeconfig: another
+	// cluster's API server on this machine (a suite beside this one) is
+	// never the one killed.
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(kubeconfig), "pids", "kube-apiserver.pid"))
 	Expect(err).NotTo(HaveOccurred())
-	pid := strings.Fields(out)[0]
+	pid := strings.TrimSpace(string(b))
 	cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
 	Expect(err).NotTo(HaveOccurred())
+	Expect(string(cmdline)).To(ContainSubstring("kube-apiserver"), "pid %s of the cluster's pid file", pid)
 	cwd, err := os.Readlink("/proc/" + pid + "/cwd")
 	Expect(err).NotTo(HaveOccurred())
 	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")

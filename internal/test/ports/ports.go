@@ -22,8 +22,12 @@ import (
 )
 
 // low is the first port Free considers; the range ends below the ephemeral
-// range's start.
+// range's start and below kwokctlLow.
 const low = 20000
+
+// kwokctlLow is below every port kwokctl takes for a local cluster's
+// components (it counts down from 32766, a few ports per cluster).
+const kwokctlLow = 30000
 
 var (
 	mu    sync.Mutex
@@ -48,11 +52,14 @@ func ephemeralStart() int {
 }
 
 // Free returns a loopback TCP port that nothing listens on, below the
-// ephemeral range, not handed out before by this process.
+// ephemeral range and kwokctl's ports, not handed out before by this
+// process.
 func Free() (int, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	high := ephemeralStart()
+	// Below kwokctl's ports too: it counts down from 32766 to the first
+	// free ones when it creates a cluster, perhaps beside this process.
+	high := min(ephemeralStart(), kwokctlLow)
 	if high-low < 100 {
 		return 0, fmt.Errorf("the ephemeral port range starts at %d: no room below it above %d", high, low)
 	}
