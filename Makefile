@@ -2,6 +2,8 @@
 
 VERSION ?= 0.1.0
 IMG ?= ghcr.io/kubeforge/kubeforge:v$(VERSION)
+# The manager's image as config/manager names it; make deploy puts IMG in its place.
+MANAGER_IMAGE := ghcr.io/kubeforge/kubeforge
 BUNDLE_IMG ?= ghcr.io/kubeforge/kubeforge-bundle:v$(VERSION)
 CATALOG_IMG ?= ghcr.io/kubeforge/kubeforge-catalog:v$(VERSION)
 
@@ -242,9 +244,13 @@ uninstall: manifests ## Remove the CRDs from the current cluster.
 	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found -f -
 
 .PHONY: deploy
+# deploy sets IMG in a kustomization of its own over DEPLOY_CONFIG (under
+# bin/, deleted after), so that config/ stays as committed.
 deploy: manifests ## Deploy the operator into the current cluster; IMG names the image, DEPLOY_CONFIG the kustomization (docs/install.md). Monitoring: make deploy-monitoring.
-	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build $(DEPLOY_CONFIG) | kubectl apply --server-side --force-conflicts -f -
+	@mkdir -p bin; overlay=$$(mktemp -d "$(CURDIR)/bin/deploy.XXXXXX"); trap 'rm -rf "$$overlay"' EXIT; \
+	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- %s\n' "$$(realpath --relative-to="$$overlay" "$(DEPLOY_CONFIG)")" >"$$overlay/kustomization.yaml"; \
+	(cd "$$overlay" && $(KUSTOMIZE) edit set image $(MANAGER_IMAGE)=$(IMG)); \
+	$(KUSTOMIZE) build "$$overlay" | kubectl apply --server-side --force-conflicts -f -
 
 .PHONY: deploy-monitoring
 deploy-monitoring: ## Add the ServiceMonitor and alert rules to a `make deploy` install (needs prometheus-operator's CRDs).
