@@ -18,6 +18,19 @@ gotest() {
 }
 FLAGS=("$@")
 
+# waitfor waits until the background process $1 has ended, however often a
+# signal the trap below takes interrupts the wait, and returns its status.
+waitfor() {
+  while kill -0 "$1" 2>/dev/null; do wait "$1"; done
+  wait "$1" # bash keeps an ended child's status
+}
+
+# Ctrl-C reaches every suite (they share the terminal's process group) and
+# each cleans up after itself; this script then waits for both, prints what
+# the side suites said, and starts nothing more.
+interrupted=
+trap 'interrupted=1' INT TERM
+
 beside=$(mktemp "${TMPDIR:-/tmp}/kubeforge-e2e-kwok.XXXXXX")
 trap 'rm -f "$beside"' EXIT
 echo "== e2e: tests/e2e and tests/e2e/demo (fake nodes) beside tests/e2e/olm; their output follows the OLM suite's"
@@ -25,11 +38,12 @@ gotest ./tests/e2e/ ./tests/e2e/demo >"$beside" 2>&1 &
 kwok=$!
 gotest ./tests/e2e/olm
 olm=$?
-wait "$kwok"
+waitfor "$kwok"
 kwokrc=$?
 echo "== e2e: the output of tests/e2e and tests/e2e/demo"
 cat "$beside"
 echo "== e2e: tests/e2e/olm exit $olm, tests/e2e and tests/e2e/demo exit $kwokrc"
+[[ -z "$interrupted" ]] || exit 130
 gotest ./tests/e2e/real
 real=$?
 (( olm == 0 && kwokrc == 0 && real == 0 ))
