@@ -1,9 +1,9 @@
 # kubeforge Makefile. `make help` lists the targets.
 
 VERSION ?= 0.1.0
-IMG ?= ghcr.io/kubeforge/kubeforge:v$(VERSION)
 # The manager's image as config/manager names it; make deploy puts IMG in its place.
 MANAGER_IMAGE := ghcr.io/kubeforge/kubeforge
+IMG ?= $(MANAGER_IMAGE):v$(VERSION)
 BUNDLE_IMG ?= ghcr.io/kubeforge/kubeforge-bundle:v$(VERSION)
 CATALOG_IMG ?= ghcr.io/kubeforge/kubeforge-catalog:v$(VERSION)
 
