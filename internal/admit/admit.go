@@ -205,7 +205,7 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	var old *T
 	if req.Operation == admissionv1.Update {
 		o := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-		if err := json.Unmarshal(req.OldObject.Raw, o); err != nil {
+		if err := decodeJSON(req.OldObject.Raw, o); err != nil {
 			return fmt.Errorf("reading the stored object: %w", err)
 		}
 		old = &o
@@ -236,13 +236,20 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 		dropStamp(obj)
 		return nil
 	}
-	if errs := d.k.rules(obj, old); len(errs) > 0 {
+	// Whether the update leaves the spec as it was, asked once: the rules
+	// and the harmless check below both need it.
+	metadataOnly := old != nil && d.k.MetadataOnly(*old, obj)
+	if errs := d.k.rulesFor(obj, old, metadataOnly); len(errs) > 0 {
 		// Refused by the validating webhook, which is called for what has
 		// no stamp (see below).
 		dropStamp(obj)
 		return nil
 	}
-	if old != nil && d.k.onlyHarmless(*old, obj) {
+	harmless := metadataOnly
+	if old != nil && d.k.Harmless != nil {
+		harmless = d.k.onlyHarmless(*old, obj)
+	}
+	if harmless {
 		switch {
 		case !d.k.commandChanged(*old, obj):
 			// Nothing the checks guard changed: keep a stamp that verifies.
@@ -375,12 +382,17 @@ func (v validator[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (adm
 // updated from *old — none for an update of metadata only, which is always
 // admitted (ValidateUpdate says why).
 func (k Kind[T]) rules(obj T, old *T) field.ErrorList {
+	return k.rulesFor(obj, old, old != nil && k.MetadataOnly(*old, obj))
+}
+
+// rulesFor is rules, told whether the update is of metadata only.
+func (k Kind[T]) rulesFor(obj T, old *T, metadataOnly bool) field.ErrorList {
 	var before T
 	var errs field.ErrorList
 	switch {
 	case old == nil:
 		errs = k.ValidateCreate(obj)
-	case k.MetadataOnly(*old, obj):
+	case metadataOnly:
 		return nil
 	default:
 		before = *old

@@ -17,6 +17,7 @@
 package validation
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -38,6 +39,23 @@ func RawQuantityErrors(raw []byte) field.ErrorList {
 	if len(raw) == 0 {
 		return nil
 	}
+	// Only a "requests" or "limits" map inside a "resources" object is
+	// checked. JSON writes a letter either as itself or as a \u escape, so
+	// a document that has none of those names written plainly and no \u
+	// has nothing to find (most requests: a container's resources are
+	// often {}), and is not decoded a second time for this walk. An invalid
+	// one is walked, for its error; a valid one the walk could not decode
+	// (a number beyond float64, which no object the API server sends
+	// holds) is left to the typed decoding to refuse.
+	if !bytes.Contains(raw, []byte(`\u`)) && (!bytes.Contains(raw, []byte(`"resources"`)) ||
+		!bytes.Contains(raw, []byte(`"requests"`)) && !bytes.Contains(raw, []byte(`"limits"`))) && json.Valid(raw) {
+		return nil
+	}
+	return walkRawQuantities(raw)
+}
+
+// walkRawQuantities is RawQuantityErrors without its shortcut.
+func walkRawQuantities(raw []byte) field.ErrorList {
 	// An object's metadata holds no quantity (the API server keeps only
 	// ObjectMeta's fields), and its managed fields are often the most of
 	// it: the walk leaves it out.
