@@ -298,13 +298,17 @@ func (rv review) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // server decodes objects (sigs.k8s.io/json: names matched exactly, unknown
 // names left out), at a fraction of its cost: go-json-experiment's decoder
 // (what becomes encoding/json/v2) reads the document in one pass where
-// sigs.k8s.io/json's scans it, then scans and decodes it again. Where that
-// decoder refuses the document — a name given twice, invalid UTF-8,
-// anything it reads otherwise than sigs.k8s.io/json — v is decoded again
-// by sigs.k8s.io/json, from zero, so nothing either decoder takes
-// differently reaches the webhooks. On what both take they agree for the
-// types decoded here, which hold no interface{} (where the two read
-// numbers differently): TestDecodeJSONDecodesAsTheAPIServer.
+// sigs.k8s.io/json scans it, then scans and decodes it again. Where that
+// decoder refuses the document — a name given twice, invalid UTF-8 — v
+// is decoded again by sigs.k8s.io/json, from zero. On what it takes the
+// two agree for the types decoded here, because they hold none of what
+// the two read differently: no interface{} (numbers as float64), no type
+// that reads JSON only as text, no `,string` option, no named inline
+// field, no byte slice or array; a JSON null gives the zero value either
+// way into a zero value, and each UnmarshalJSON method is given the same
+// bytes. TestTheDecodedTypesHoldNothingTheDecodersReadDifferently holds
+// the types to that as fields are added, and
+// TestDecodeJSONDecodesAsTheAPIServer compares the two on every kind.
 func decodeJSON(raw []byte, v any) error {
 	if jsonv2.Unmarshal(raw, v) == nil {
 		return nil
