@@ -185,7 +185,7 @@ func webhooks[T client.Object](s *runtime.Scheme, k Kind[T], opts Options) (muta
 	m := newMutating[T](s, k.GVK, defaulter[T]{k: k, keys: opts.Proof, checks: v})
 	m.Handler = guardQuantities(gk, m.Handler)
 	val := admission.WithValidator[T](s, v)
-	val.Handler = guardQuantities(gk, val.Handler)
+	val.Handler, val.LogConstructor = guardQuantities(gk, val.Handler), lazyRequestLog
 	return review{m}, review{val}
 }
 
@@ -205,7 +205,7 @@ func (d defaulter[T]) Default(ctx context.Context, obj T) error {
 	var old *T
 	if req.Operation == admissionv1.Update {
 		o := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-		if err := decodeJSON(req.OldObject.Raw, o); err != nil {
+		if err := decodeObject(req.OldObject.Raw, o); err != nil {
 			return fmt.Errorf("reading the stored object: %w", err)
 		}
 		old = &o

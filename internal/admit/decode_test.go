@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/randfill"
 
@@ -80,6 +81,37 @@ func decoded(raw []byte, t reflect.Type) (fast, api any, fastErr, apiErr error, 
 	v2 = jsonv2.Unmarshal(raw, reflect.New(t).Interface()) == nil
 	return f, a, decodeJSON(raw, f), sigsjson.UnmarshalCaseSensitivePreserveInts(raw, a), v2
 }
+
+// sameObject fails unless decodeObject makes of raw what the API server's
+// decoder made of it (api, apiErr) with the managed fields left out, when
+// api is an object.
+func sameObject(t *testing.T, seed int64, raw []byte, api any, apiErr error) {
+	t.Helper()
+	want, ok := api.(client.Object)
+	if !ok {
+		return
+	}
+	got := reflect.New(reflect.TypeOf(api).Elem()).Interface().(client.Object)
+	err := decodeObject(raw, got)
+	if (err == nil) != (apiErr == nil) {
+		t.Fatalf("seed %d: decodeObject says %v, the API server's decoder %v, on\n%s", seed, err, apiErr, raw)
+	}
+	if err != nil {
+		return
+	}
+	if len(want.GetManagedFields()) > 0 && bytes.Contains(raw, []byte(`"managedFields":[{`)) {
+		managedSeen++
+	}
+	want = want.DeepCopyObject().(client.Object)
+	want.SetManagedFields(nil)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("seed %d: decodeObject and the API server's decoder (managed fields left out) differ on\n%s\n%+v\n%+v", seed, raw, got, want)
+	}
+}
+
+// managedSeen counts the documents sameObject compared that had managed
+// fields to leave out.
+var managedSeen int
 
 // nulls is raw with, in turn, a value (below the top) replaced by null —
 // what a client may send where the schema has not yet had its say —, at
@@ -155,6 +187,7 @@ func TestDecodeJSONDecodesAsTheAPIServer(t *testing.T) {
 		typ := reflect.TypeOf(v)
 		t.Run(typ.Name(), func(t *testing.T) {
 			documents, fastTaken := 0, 0
+			managedSeen = 0
 			for seed := range int64(30) {
 				obj := reflect.New(typ).Interface()
 				filler(seed).Fill(obj)
@@ -170,6 +203,7 @@ func TestDecodeJSONDecodesAsTheAPIServer(t *testing.T) {
 				if !reflect.DeepEqual(fast, api) {
 					t.Fatalf("seed %d: decodeJSON and the API server's decoder differ on\n%s\n%+v\n%+v", seed, raw, fast, api)
 				}
+				sameObject(t, seed, raw, api, apiErr)
 				// Each value in turn null; a name written in another case
 				// (which neither decoder may take for the field); the spec
 				// given twice, the first empty (the API server's decoder
@@ -196,9 +230,13 @@ func TestDecodeJSONDecodesAsTheAPIServer(t *testing.T) {
 					if apiErr == nil && !reflect.DeepEqual(fast, api) {
 						t.Fatalf("seed %d: decodeJSON and the API server's decoder differ on\n%s\n%+v\n%+v", seed, b, fast, api)
 					}
+					sameObject(t, seed, b, api, apiErr)
 				}
 			}
-			t.Logf("%d documents varied, %d of them taken by the fast path", documents, fastTaken)
+			t.Logf("%d documents varied, %d of them taken by the fast path; %d objects with managed fields left out", documents, fastTaken, managedSeen)
+			if _, object := reflect.New(typ).Interface().(client.Object); object && managedSeen == 0 {
+				t.Fatal("no document had managed fields: decodeObject left out nothing")
+			}
 			if fastTaken == 0 {
 				t.Fatalf("the fast path took none of the %d documents varied: the comparison compared nothing", documents)
 			}

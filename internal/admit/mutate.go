@@ -27,6 +27,8 @@ import (
 	"sync/atomic"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/go-logr/logr"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,7 +68,8 @@ type mutating[T client.Object] struct {
 var wholeObjectPatches atomic.Int64
 
 func newMutating[T client.Object](s *runtime.Scheme, gvk schema.GroupVersionKind, d admission.Defaulter[T]) *admission.Webhook {
-	return &admission.Webhook{Handler: mutating[T]{gvk: gvk, defaulter: d, fallback: admission.WithDefaulter[T](s, d).Handler}}
+	return &admission.Webhook{Handler: mutating[T]{gvk: gvk, defaulter: d, fallback: admission.WithDefaulter[T](s, d).Handler},
+		LogConstructor: lazyRequestLog}
 }
 
 func (m mutating[T]) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -82,7 +85,7 @@ func (m mutating[T]) Handle(ctx context.Context, req admission.Request) admissio
 		return m.fallback.Handle(ctx, req)
 	}
 	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-	if err := decodeJSON(req.Object.Raw, obj); err != nil {
+	if err := decodeObject(req.Object.Raw, obj); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	original := obj.DeepCopyObject().(T)
@@ -257,6 +260,56 @@ func pointerEscape(k string) string {
 // webhook configurations offer) goes to controller-runtime's.
 type review struct{ wh *admission.Webhook }
 
+// lazyRequestLog is the webhooks' LogConstructor: controller-runtime's
+// (the request's object, namespace, name, resource, user and UID on every
+// line), with the values handed to the logger only when a line is written.
+// controller-runtime makes that logger for every request, and a zap
+// logger encodes the values as it is made: a cost on every create and
+// spec change for lines the webhooks rarely write.
+func lazyRequestLog(base logr.Logger, req *admission.Request) logr.Logger {
+	if sink := base.GetSink(); sink != nil {
+		if cd, ok := sink.(logr.CallDepthLogSink); ok {
+			// lazyValues is one more frame between the line and its caller.
+			sink = cd.WithCallDepth(1)
+		}
+		base = logr.New(lazyValues{sink: sink})
+	}
+	return admission.DefaultLogConstructor(base, req)
+}
+
+// lazyValues is a logr.LogSink that keeps what WithValues gives and passes
+// it to the sink it wraps with each line written.
+type lazyValues struct {
+	sink logr.LogSink
+	kv   []any
+}
+
+func (l lazyValues) Init(logr.RuntimeInfo)  {}
+func (l lazyValues) Enabled(level int) bool { return l.sink.Enabled(level) }
+
+func (l lazyValues) Info(level int, msg string, kv ...any) {
+	l.sink.WithValues(l.kv...).Info(level, msg, kv...)
+}
+
+func (l lazyValues) Error(err error, msg string, kv ...any) {
+	l.sink.WithValues(l.kv...).Error(err, msg, kv...)
+}
+
+func (l lazyValues) WithValues(kv ...any) logr.LogSink {
+	return lazyValues{sink: l.sink, kv: append(slices.Clip(l.kv), kv...)}
+}
+
+func (l lazyValues) WithName(name string) logr.LogSink {
+	return lazyValues{sink: l.sink.WithName(name), kv: l.kv}
+}
+
+func (l lazyValues) WithCallDepth(depth int) logr.LogSink {
+	if cd, ok := l.sink.(logr.CallDepthLogSink); ok {
+		return lazyValues{sink: cd.WithCallDepth(depth), kv: l.kv}
+	}
+	return l
+}
+
 // maxReviewSize is controller-runtime's limit on a review's size.
 const maxReviewSize = 7 * 1024 * 1024
 
@@ -267,7 +320,7 @@ func (rv review) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer r.Body.Close()
 	limited := &io.LimitedReader{R: r.Body, N: maxReviewSize}
-	body, err := io.ReadAll(limited)
+	body, err := readBody(limited, r.ContentLength)
 	if err != nil || limited.N <= 0 {
 		// controller-runtime's answer, from what was read.
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
@@ -309,10 +362,60 @@ func (rv review) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // bytes. TestTheDecodedTypesHoldNothingTheDecodersReadDifferently holds
 // the types to that as fields are added, and
 // TestDecodeJSONDecodesAsTheAPIServer compares the two on every kind.
-func decodeJSON(raw []byte, v any) error {
-	if jsonv2.Unmarshal(raw, v) == nil {
+func decodeJSON(raw []byte, v any, opts ...jsonv2.Options) error {
+	if jsonv2.Unmarshal(raw, v, opts...) == nil {
 		return nil
 	}
 	reflect.ValueOf(v).Elem().SetZero()
 	return sigsjson.UnmarshalCaseSensitivePreserveInts(raw, v)
+}
+
+// skipManagedFields reads past the top object's metadata.managedFields
+// (two levels down: in the object, in its metadata) without decoding
+// them; any other, such as a Pod template's, is decoded as before.
+var skipManagedFields = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, _ *[]metav1.ManagedFieldsEntry) error {
+	if dec.StackDepth() != 2 {
+		return jsonv2.SkipFunc
+	}
+	return dec.SkipValue()
+}))
+
+// decodeObject is decodeJSON for an object of a request (the new one, the
+// stored one), with its managed fields left out: nothing the webhooks
+// decide or sign reads them, the patch is written relative to the
+// request's bytes, and they are often the largest part of the object (each
+// manager's fields again, as JSON). They are skipped as JSON all the same,
+// so a document decodeJSON refuses is refused here too; the API server,
+// which wrote them, has checked their form.
+func decodeObject(raw []byte, obj client.Object) error {
+	if err := decodeJSON(raw, obj, skipManagedFields); err != nil {
+		return err
+	}
+	// The fallback decoder decodes them: left out either way.
+	obj.SetManagedFields(nil)
+	return nil
+}
+
+// readBody reads a request's body whole into one buffer of the size its
+// Content-Length gives, where io.ReadAll grows one step by step.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > maxReviewSize {
+		return io.ReadAll(r)
+	}
+	// One byte more than announced, so that reading to the end fits.
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			// More than announced: grow as io.ReadAll does.
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }

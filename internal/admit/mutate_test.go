@@ -17,14 +17,19 @@ package admit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	jsonpatchapply "github.com/evanphx/json-patch/v5"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -255,5 +260,65 @@ func TestTheMutatingHandlerLeavesWhatTheClientWroteAsSent(t *testing.T) {
 	}
 	if !strings.Contains(oursJSON, `"1024Mi"`) || !strings.Contains(theirsJSON, `"1Gi"`) {
 		t.Errorf("want the quantity as sent in ours and in the type's form in controller-runtime's:\n%s\n%s", oursJSON, theirsJSON)
+	}
+}
+
+// countingSink is a logr.LogSink that counts the WithValues calls that
+// reach it and keeps the lines written, with their values.
+type countingSink struct {
+	withValues *int
+	lines      *[]string
+	kv         []any
+}
+
+func (s countingSink) Init(logr.RuntimeInfo)  {}
+func (s countingSink) Enabled(level int) bool { return true }
+func (s countingSink) Info(_ int, msg string, kv ...any) {
+	*s.lines = append(*s.lines, fmt.Sprint(msg, append(slices.Clone(s.kv), kv...)))
+}
+func (s countingSink) Error(err error, msg string, kv ...any) { s.Info(0, msg, kv...) }
+func (s countingSink) WithName(string) logr.LogSink           { return s }
+func (s countingSink) WithValues(kv ...any) logr.LogSink {
+	*s.withValues++
+	return countingSink{withValues: s.withValues, lines: s.lines, kv: append(slices.Clone(s.kv), kv...)}
+}
+
+// A webhook request's logger hands the request's values to the logger it
+// wraps only when a line is written, and every line carries them, with the
+// caller's file and line.
+func TestTheRequestLogWritesTheRequestsValuesWithEachLineOnly(t *testing.T) {
+	req := &admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: "req-1", Namespace: "users", Name: "p",
+		UserInfo: authenticationv1.UserInfo{Username: "tenant-1"}}}
+	withValues, lines := 0, []string{}
+	log := lazyRequestLog(logr.New(countingSink{withValues: &withValues, lines: &lines}), req)
+	if withValues != 0 {
+		t.Fatalf("the request's values reached the logger %d times before any line", withValues)
+	}
+	log.WithName("podset").Info("refused", "field", "spec")
+	if len(lines) != 1 || !strings.Contains(lines[0], "tenant-1") || !strings.Contains(lines[0], "req-1") || !strings.Contains(lines[0], "field spec") {
+		t.Fatalf("want one line with the request's user and UID and its own values, got %q", lines)
+	}
+
+	var out []string
+	caller := lazyRequestLog(funcr.NewJSON(func(obj string) { out = append(out, obj) }, funcr.Options{LogCaller: funcr.All}), req)
+	caller.Info("a line")
+	if len(out) != 1 || !strings.Contains(out[0], `"file":"mutate_test.go"`) || !strings.Contains(out[0], `"user":"tenant-1"`) {
+		t.Fatalf("want the line's caller in this file and the request's user, got %q", out)
+	}
+}
+
+// A review's body is read whole whether its Content-Length is right,
+// short, long or missing.
+func TestReadBodyReadsTheWholeBodyWhateverItsLengthSays(t *testing.T) {
+	body := bytes.Repeat([]byte("review "), 1000)
+	for _, size := range []int64{-1, 0, 1, 100, int64(len(body)) - 1, int64(len(body)), int64(len(body)) + 1, 2 * int64(len(body))} {
+		got, err := readBody(iotest.OneByteReader(bytes.NewReader(body)), size)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("Content-Length %d: read %d bytes (%v), want %d", size, len(got), err, len(body))
+		}
+		got, err = readBody(bytes.NewReader(body), size)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("Content-Length %d: read %d bytes (%v), want %d", size, len(got), err, len(body))
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -35,11 +36,25 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	appsv1alpha1 "github.com/kubeforge/kubeforge/api/apps/v1alpha1"
 	"github.com/kubeforge/kubeforge/internal/proof"
 	"github.com/kubeforge/kubeforge/internal/scheme"
 )
+
+// usersFields are the fields of usersPodSet its tenant manages, as the API
+// server records them: every field, every list item by its key.
+const usersFields = `{"f:metadata":{"f:annotations":{".":{},"f:kubeforge.io/admitted":{},"f:kubeforge.io/admitted-over":{},` +
+	`"f:kubeforge.io/created-by":{},"f:kubeforge.io/owner":{}}},"f:spec":{".":{},"f:replicas":{},"f:template":{".":{},"f:spec":{".":{},` +
+	`"f:containers":{".":{},"k:{\"name\":\"app\"}":{".":{},"f:env":{".":{},"k:{\"name\":\"SEQ\"}":{".":{},"f:name":{},"f:value":{}},` +
+	`"k:{\"name\":\"TOKEN\"}":{".":{},"f:name":{},"f:valueFrom":{".":{},"f:secretKeyRef":{".":{},"f:key":{},"f:name":{}}}}},"f:image":{},` +
+	`"f:name":{},"f:securityContext":{".":{},"f:allowPrivilegeEscalation":{},"f:capabilities":{".":{},"f:drop":{}}},` +
+	`"f:volumeMounts":{".":{},"k:{\"mountPath\":\"/etc/app\"}":{".":{},"f:mountPath":{},"f:name":{}},` +
+	`"k:{\"mountPath\":\"/var/run/token\"}":{".":{},"f:mountPath":{},"f:name":{}}}}},"f:securityContext":{".":{},"f:runAsNonRoot":{},` +
+	`"f:seccompProfile":{".":{},"f:type":{}}},"f:serviceAccountName":{},"f:volumes":{".":{},"k:{\"name\":\"config\"}":{".":{},` +
+	`"f:configMap":{".":{},"f:name":{}},"f:name":{}},"k:{\"name\":\"token\"}":{".":{},"f:name":{},"f:secret":{".":{},"f:secretName":{}}}}}}}}`
 
 // usersPodSet is a PodSet as the performance harness's users' load sends
 // it (tests/perf: a Secret, a ConfigMap, a ServiceAccount and volumes),
@@ -54,7 +69,7 @@ func usersPodSet(seq int) *appsv1alpha1.PodSet {
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "perf.test", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps.kubeforge.io/v1alpha1",
 					Time: &metav1.Time{Time: time.Unix(1_800_000_000, 0)}, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{".":{},"f:replicas":{},"f:template":{".":{},"f:spec":{".":{},"f:containers":{},"f:serviceAccountName":{},"f:volumes":{}}}}}`)}},
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(usersFields)}},
 				{Manager: "manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apps.kubeforge.io/v1alpha1",
 					Time: &metav1.Time{Time: time.Unix(1_800_000_000, 0)}, FieldsType: "FieldsV1", Subresource: "status",
 					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{".":{},"f:conditions":{},"f:observedGeneration":{},"f:replicas":{}}}`)}},
@@ -125,6 +140,9 @@ func reviewBody(b testing.TB, op admissionv1.Operation, old, obj runtime.Object,
 // decodes the review twice and diffs the whole object for its patch. Each
 // reports the CPU time and memory a call takes.
 func BenchmarkMutatingWebhookSpecUpdate(b *testing.B) {
+	// The manager's logger (cmd/manager), its lines discarded: each
+	// request's logger is made from it.
+	logf.SetLogger(zap.New(zap.UseFlagOptions(&zap.Options{Development: false}), zap.WriteTo(io.Discard)))
 	s := scheme.New()
 	keys, err := proof.NewKeyring(time.Now(), bytes.Repeat([]byte{7}, 32))
 	if err != nil {
